@@ -1,0 +1,171 @@
+/* Internal interfaces shared by the host core (src/) and the backends (backends/). Never installed. */
+#ifndef HK_INTERNAL_H
+#define HK_INTERNAL_H
+
+#include "hk.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HK_INTERNAL __attribute__((visibility("hidden")))
+#define HK_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---------------------------------------------------------------- errors (src/error.c) */
+
+/* Record a message for hk_last_error() and return `status`. */
+HK_INTERNAL hk_status hk_fail(hk_status status, const char *fmt, ...) HK_PRINTF(2, 3);
+HK_INTERNAL void hk_clear_error(void);
+/* snprintf that never overflows and tolerates buf == NULL. */
+HK_INTERNAL void hk_format(char *buf, size_t size, const char *fmt, ...) HK_PRINTF(3, 4);
+
+/* ---------------------------------------------------------------- GPU driver interface
+ * One table over the CUDA driver API and the HIP runtime, filled by dlsym, so every other piece of
+ * host logic (module cache, launches, memory helpers) is shared by both GPU families.
+ * Every function sets hk_last_error() with the runtime's own message when it fails. */
+typedef enum hk_gpu_attr {
+    HK_GPU_ATTR_MULTIPROCESSORS = 0, /* SMs or CUs */
+    HK_GPU_ATTR_L2_BYTES = 1,
+    HK_GPU_ATTR_SHARED_PER_BLOCK_OPTIN = 2, /* largest dynamic shared memory / LDS per block */
+    HK_GPU_ATTR_XCDS = 3,                   /* AMD chiplets; 1 elsewhere */
+    HK_GPU_ATTR_CLOCK_KHZ = 4
+} hk_gpu_attr;
+
+typedef struct hk_gpu_api {
+    const char *name; /* "cuda" or "hip" */
+    /* Load the runtime and open device `index`; fills arch ("sm_90a", "gfx942") and name. */
+    hk_status (*open)(int index, void **dev, char *arch, size_t arch_size, char *name, size_t name_size);
+    void (*close)(void *dev);
+    /* Make the device current on the calling thread (cuCtxSetCurrent / hipSetDevice). */
+    hk_status (*bind)(void *dev);
+    hk_status (*module_load)(void *dev, const void *image, size_t bytes, void **module);
+    void (*module_unload)(void *dev, void *module);
+    hk_status (*function)(void *dev, void *module, const char *kernel, void **fn);
+    /* Raise a kernel's dynamic shared-memory limit (needed above 48 KiB on CUDA). */
+    hk_status (*set_shared_limit)(void *dev, void *fn, unsigned bytes);
+    hk_status (*launch)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
+                        void *stream, void **params);
+    hk_status (*alloc)(void *dev, void **ptr, size_t bytes);
+    hk_status (*release)(void *dev, void *ptr);
+    hk_status (*copy)(void *dev, void *dst, const void *src, size_t bytes, hk_copy_kind kind);
+    hk_status (*fill)(void *dev, void *ptr, int value, size_t bytes);
+    hk_status (*sync)(void *dev, void *stream);
+    hk_status (*event_create)(void *dev, void **event);
+    hk_status (*event_record)(void *dev, void *event, void *stream);
+    hk_status (*event_elapsed)(void *dev, void *start, void *end, float *ms);
+    void (*event_destroy)(void *dev, void *event);
+    int64_t (*attribute)(void *dev, hk_gpu_attr attr);
+} hk_gpu_api;
+
+/* The two implementations (backends/cuda, backends/hip). probe() loads the runtime only and
+ * says why it failed; it is cheap after the first call. */
+HK_INTERNAL const hk_gpu_api *hk_cuda_api(void);
+HK_INTERNAL const hk_gpu_api *hk_hip_api(void);
+HK_INTERNAL hk_status hk_cuda_probe(char *why, size_t why_size);
+HK_INTERNAL hk_status hk_hip_probe(char *why, size_t why_size);
+
+/* ---------------------------------------------------------------- embedded code objects (generated) */
+typedef struct hk_code_blob {
+    const char *arch;    /* "gfx942", "gfx950", "sm_90a" */
+    const char *name;    /* source family, e.g. "rotary" */
+    const char *kernels; /* comma-separated kernel symbol names */
+    const unsigned char *data;
+    size_t bytes;
+} hk_code_blob;
+
+HK_INTERNAL size_t hk_code_blob_count(void);
+HK_INTERNAL const hk_code_blob *hk_code_blob_at(size_t index);
+
+/* ---------------------------------------------------------------- context */
+#define HK_MAX_LOADED_MODULES 64
+#define HK_MAX_CACHED_FUNCTIONS 256
+
+#define HK_CONTEXT_MAGIC 0x686b6374u /* "hkct": catches pointers that are not live contexts */
+
+struct hk_context {
+    uint32_t magic;
+    hk_backend backend;
+    int device_index;
+    char arch[32];
+    char device_name[256];
+    const hk_gpu_api *gpu; /* NULL on CPU and emulator contexts */
+    void *dev;             /* the gpu api's device state */
+    int64_t multiprocessors, l2_bytes, shared_optin, xcds;
+    pthread_mutex_t lock; /* guards the caches below */
+    void *modules[HK_MAX_LOADED_MODULES]; /* by code blob index */
+    struct { const char *kernel; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
+    size_t function_count;
+};
+
+struct hk_event {
+    hk_context *ctx;
+    void *handle;  /* GPU event */
+    double host_ms; /* CPU contexts: wall clock at record */
+};
+
+/* Look up a kernel of the context's arch, loading its code object on first use (thread-safe).
+ * HK_ERR_UNSUPPORTED with a message when no embedded object of this arch holds it. */
+HK_INTERNAL hk_status hk_gpu_kernel(hk_context *ctx, const char *kernel, void **fn);
+/* Launch with cuLaunchKernel-style parameters after binding the device to this thread. */
+HK_INTERNAL hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3],
+                                    const unsigned block[3], unsigned shared_bytes, void *stream, void **params);
+
+/* ---------------------------------------------------------------- kernel variants and dispatch
+ * Each backend contributes variants; for a call the registry tries, in order, those whose backend matches the
+ * context and whose arch list names the context's arch, and runs the first whose supports() says yes.
+ * Args handed to supports()/run() are already validated and normalised by src/validate.c: the full current
+ * struct (zero past the caller's struct_size), every stride explicit, every zero-means-default field resolved
+ * (softmax_scale, rotary_dim, epsilon, param_type, scale_a/scale_b). */
+typedef struct hk_variant {
+    hk_op op;
+    const char *name;
+    const char *description;
+    hk_backend backend;
+    const char *archs; /* space-separated arch names, NULL for every arch of the backend */
+    /* HK_OK, or HK_ERR_UNSUPPORTED with a reason written to why (e.g. "head_dim 96; supported: 64, 128"). */
+    hk_status (*supports)(const hk_context *ctx, const void *args, char *why, size_t why_size);
+    hk_status (*run)(hk_context *ctx, const void *args);
+    /* Device workspace bytes for ops that take one (attn_bwd, ln_fused_bwd); NULL means none. */
+    size_t (*workspace)(const hk_context *ctx, const void *args);
+} hk_variant;
+
+/* NULL-terminated lists, one per backend directory. */
+extern HK_INTERNAL const hk_variant *const hk_cpu_variants[];
+extern HK_INTERNAL const hk_variant *const hk_cuda_variants[];
+extern HK_INTERNAL const hk_variant *const hk_hip_variants[];      /* HIP backend, real GPUs */
+extern HK_INTERNAL const hk_variant *const hk_emulator_variants[]; /* same AMD kernels, wave emulator */
+
+/* The index-th variant usable by ctx (its backend and arch), in preference order; NULL past the end. */
+HK_INTERNAL const hk_variant *hk_context_variant_at(const hk_context *ctx, size_t index);
+/* Choose the variant for (ctx, op, args); on failure sets the error and returns NULL. */
+HK_INTERNAL const hk_variant *hk_select_variant(const hk_context *ctx, hk_op op, const void *args, hk_status *status);
+
+/* ---------------------------------------------------------------- argument validation (src/validate.c)
+ * Each checks a caller's args against every rule of hk.h and writes the normalised full struct to *out. */
+HK_INTERNAL hk_status hk_check_context(const hk_context *ctx, const char *op);
+HK_INTERNAL hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *out);
+HK_INTERNAL hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *out);
+HK_INTERNAL hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *out);
+HK_INTERNAL hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *out);
+HK_INTERNAL hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *out);
+HK_INTERNAL hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_bwd_args *out);
+
+/* ---------------------------------------------------------------- CPU helpers (src/parallel.c, src/dtype.c) */
+/* Run body(begin, end, user) over [0, count) split across worker threads (HK_NUM_THREADS or the CPU count).
+ * Blocks until done. Falls back to the calling thread when threads cannot be created. */
+HK_INTERNAL void hk_parallel_for(int64_t count, int64_t grain, void (*body)(int64_t begin, int64_t end, void *user),
+                                 void *user);
+
+/* Scalar conversions (round to nearest even; fp8 saturates to the finite maximum, NaN stays NaN). */
+HK_INTERNAL float hk_load_scalar(hk_dtype dtype, const void *base, int64_t index);
+HK_INTERNAL void hk_store_scalar(hk_dtype dtype, void *base, int64_t index, float value);
+HK_INTERNAL float hk_bf16_to_f32(uint16_t v);
+HK_INTERNAL uint16_t hk_f32_to_bf16(float f);
+HK_INTERNAL float hk_f16_to_f32(uint16_t v);
+HK_INTERNAL uint16_t hk_f32_to_f16(float f);
+HK_INTERNAL float hk_fp8_to_f32(hk_dtype dtype, uint8_t v);
+HK_INTERNAL uint8_t hk_f32_to_fp8(hk_dtype dtype, float f);
+
+#endif /* HK_INTERNAL_H */

@@ -1,0 +1,414 @@
+/* Argument validation: every rule hk.h states is checked here, once, for all backends; the normalised
+ * struct (defaults resolved, strides explicit) is what the variants receive. */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+hk_status hk_check_context(const hk_context *ctx, const char *op)
+{
+    if (!ctx)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", op);
+    if (ctx->magic != HK_CONTEXT_MAGIC)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ctx is not a live hk_context (destroyed or not created by hk_context_create)", op);
+    return HK_OK;
+}
+
+/* Copy the caller's struct (struct_size bytes) into a zeroed full struct. Fields of a newer header that this
+ * library does not know must be zero, so a newer caller never silently loses a request. */
+static hk_status copy_args(const char *op, const void *in, void *out, size_t size)
+{
+    if (!in)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: args is NULL", op);
+    size_t given = *(const size_t *)in;
+    if (given < size)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                       "%s: args->struct_size %zu is smaller than this struct (%zu bytes); initialise with HK_ARGS_INIT", op,
+                       given, size);
+    for (size_t i = size; i < given; ++i)
+        if (((const unsigned char *)in)[i] != 0)
+            return hk_fail(HK_ERR_UNSUPPORTED, "%s: args set fields newer than libhk %s understands (byte %zu)", op,
+                           HK_VERSION_TEXT, i);
+    memcpy(out, in, size);
+    *(size_t *)out = size;
+    return HK_OK;
+}
+
+static bool is_float_type(hk_dtype t) { return t == HK_DTYPE_F32 || t == HK_DTYPE_F16 || t == HK_DTYPE_BF16; }
+static bool is_fp8(hk_dtype t) { return t == HK_DTYPE_FP8_E4M3 || t == HK_DTYPE_FP8_E4M3FNUZ; }
+
+static hk_status check_float_dtype(const char *op, const char *name, hk_dtype t)
+{
+    if (is_float_type(t))
+        return HK_OK;
+    return hk_fail(hk_dtype_size(t) ? HK_ERR_UNSUPPORTED : HK_ERR_INVALID_ARGUMENT, "%s: %s %s (%d); supported: bf16, f16, f32",
+                   op, name, hk_dtype_name(t), (int)t);
+}
+
+static hk_status check_size(const char *op, const char *name, int64_t v, int64_t min)
+{
+    if (v < min)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s %lld must be >= %lld", op, name, (long long)v, (long long)min);
+    return HK_OK;
+}
+
+static hk_status check_pointer(const char *op, const char *name, const void *p, size_t align, bool needed)
+{
+    if (!needed)
+        return HK_OK;
+    if (!p)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
+    if (align > 1 && (uintptr_t)p % align != 0)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s (%p) is not aligned to its element size %zu", op, name, p, align);
+    return HK_OK;
+}
+
+/* A strided tensor of `rank` dims (sizes[], strides[] in elements) over rows of `inner` contiguous elements:
+ * strides must be non-negative and the dims must not overlap (sorted by stride, each stride covers the extent
+ * of everything inside it). The extent in bytes must fit size_t. */
+static hk_status check_layout(const char *op, const char *name, int rank, const int64_t *sizes, const int64_t *strides,
+                              int64_t inner, size_t elem)
+{
+    int order[4];
+    int n = 0;
+    for (int d = 0; d < rank; ++d) {
+        if (strides[d] < 0)
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s stride[%d] = %lld is negative", op, name, d, (long long)strides[d]);
+        if (sizes[d] > 1) {
+            int i = n++;
+            while (i > 0 && strides[order[i - 1]] > strides[d]) {
+                order[i] = order[i - 1];
+                --i;
+            }
+            order[i] = d;
+        }
+    }
+    int64_t extent = inner; /* elements spanned so far */
+    for (int i = 0; i < n; ++i) {
+        int d = order[i];
+        if (strides[d] < extent)
+            return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                           "%s: %s stride[%d] = %lld overlaps the %lld elements inside it (dims must not alias)", op, name, d,
+                           (long long)strides[d], (long long)extent);
+        int64_t span;
+        if (__builtin_mul_overflow(strides[d], sizes[d] - 1, &span) || __builtin_add_overflow(span, extent, &extent))
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans more elements than int64 holds", op, name);
+    }
+    if ((uint64_t)extent > SIZE_MAX / elem)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans more bytes than size_t holds", op, name);
+    return HK_OK;
+}
+
+/* ---------------------------------------------------------------- GEMM */
+
+/* A rows x cols row-major matrix with leading dimension ld. */
+static hk_status check_matrix(const char *op, const char *name, const void *p, int64_t rows, int64_t cols, int64_t ld,
+                              hk_dtype t)
+{
+    bool empty = rows == 0 || cols == 0;
+    if (!empty && ld < cols)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ld%s %lld is smaller than its row length %lld", op, name, (long long)ld,
+                       (long long)cols);
+    if (ld < 0)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ld%s %lld is negative", op, name, (long long)ld);
+    hk_status st = check_pointer(op, name, p, hk_dtype_size(t), !empty);
+    if (st != HK_OK || empty)
+        return st;
+    int64_t sizes[1] = {rows}, strides[1] = {ld};
+    return check_layout(op, name, 1, sizes, strides, cols, hk_dtype_size(t));
+}
+
+hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
+{
+    const char *op = "gemm";
+    hk_status st = copy_args(op, in, a, sizeof *a);
+    if (st != HK_OK)
+        return st;
+    if ((st = check_size(op, "m", a->m, 0)) || (st = check_size(op, "n", a->n, 0)) || (st = check_size(op, "k", a->k, 0)))
+        return st;
+    if (!hk_dtype_size(a->a_type) || !hk_dtype_size(a->b_type) || !hk_dtype_size(a->d_type))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: unknown dtype (a_type %d, b_type %d, d_type %d)", (int)a->a_type,
+                       (int)a->b_type, (int)a->d_type);
+    if (a->a_type != a->b_type)
+        return hk_fail(HK_ERR_UNSUPPORTED, "gemm: a_type %s and b_type %s differ; mixed operand types are not supported",
+                       hk_dtype_name(a->a_type), hk_dtype_name(a->b_type));
+    if (!is_float_type(a->d_type))
+        return hk_fail(HK_ERR_UNSUPPORTED, "gemm: d_type %s; supported: bf16, f16, f32", hk_dtype_name(a->d_type));
+    if (is_fp8(a->a_type)) {
+        if (a->scale_a == 0.0f)
+            a->scale_a = 1.0f;
+        if (a->scale_b == 0.0f)
+            a->scale_b = 1.0f;
+        if (!isfinite(a->scale_a) || !isfinite(a->scale_b))
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: fp8 scales must be finite (scale_a %g, scale_b %g)", a->scale_a,
+                           a->scale_b);
+    } else if ((a->scale_a != 0.0f && a->scale_a != 1.0f) || (a->scale_b != 0.0f && a->scale_b != 1.0f)) {
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: scale_a/scale_b apply to fp8 operands only (a_type %s)",
+                       hk_dtype_name(a->a_type));
+    } else {
+        a->scale_a = a->scale_b = 1.0f;
+    }
+    int64_t a_rows = a->trans_a ? a->k : a->m, a_cols = a->trans_a ? a->m : a->k;
+    int64_t b_rows = a->trans_b ? a->n : a->k, b_cols = a->trans_b ? a->k : a->n;
+    bool has_product = a->m > 0 && a->n > 0 && a->k > 0;
+    if (has_product) {
+        if ((st = check_matrix(op, "a", a->a, a_rows, a_cols, a->lda, a->a_type)) ||
+            (st = check_matrix(op, "b", a->b, b_rows, b_cols, a->ldb, a->b_type)))
+            return st;
+    }
+    if ((st = check_matrix(op, "d", a->d, a->m, a->n, a->ldd, a->d_type)))
+        return st;
+    if (a->beta != 0.0f) {
+        if (!a->c && a->m > 0 && a->n > 0)
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: c is NULL but beta is %g (C may be NULL only when beta == 0)",
+                           a->beta);
+        if ((st = check_matrix(op, "c", a->c, a->m, a->n, a->ldc, a->d_type)))
+            return st;
+        if (a->c == a->d && a->ldc != a->ldd)
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: c aliases d with ldc %lld != ldd %lld", (long long)a->ldc,
+                           (long long)a->ldd);
+    } else {
+        a->c = NULL;
+        a->ldc = 0;
+    }
+    a->trans_a = a->trans_a != 0;
+    a->trans_b = a->trans_b != 0;
+    return HK_OK;
+}
+
+/* ---------------------------------------------------------------- attention */
+
+typedef struct attn_shape {
+    int64_t batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+    bool varlen;
+} attn_shape;
+
+static hk_status check_attn_shape(const char *op, hk_dtype dtype, const attn_shape *s, float *scale,
+                                  const int32_t *cu_q, const int32_t *cu_k)
+{
+    hk_status st = check_float_dtype(op, "dtype", dtype);
+    if (st || (st = check_size(op, "batch", s->batch, 0)) || (st = check_size(op, "seqlen_q", s->seqlen_q, 0)) ||
+        (st = check_size(op, "seqlen_k", s->seqlen_k, 0)) || (st = check_size(op, "heads_q", s->heads_q, 1)) ||
+        (st = check_size(op, "heads_kv", s->heads_kv, 1)) || (st = check_size(op, "head_dim", s->head_dim, 1)))
+        return st;
+    if (s->heads_q % s->heads_kv != 0)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: heads_q %lld is not a multiple of heads_kv %lld", op,
+                       (long long)s->heads_q, (long long)s->heads_kv);
+    if (!cu_q != !cu_k)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: cu_seqlens_q and cu_seqlens_k must be given together (got %s only)", op,
+                       cu_q ? "cu_seqlens_q" : "cu_seqlens_k");
+    if (*scale == 0.0f)
+        *scale = 1.0f / sqrtf((float)s->head_dim);
+    if (!isfinite(*scale))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: softmax_scale %g is not finite", op, *scale);
+    return HK_OK;
+}
+
+/* Resolve a {batch, seq, head} stride triple (zeros: contiguous) and check the tensor's layout. */
+static hk_status attn_tensor(const char *op, const char *name, const void *p, int64_t stride[3], const attn_shape *s,
+                             int64_t seqlen, int64_t heads, hk_dtype dtype, bool needed)
+{
+    size_t elem = hk_dtype_size(dtype);
+    if (stride[0] == 0 && stride[1] == 0 && stride[2] == 0) {
+        stride[2] = s->head_dim;
+        stride[1] = heads * s->head_dim;
+        stride[0] = s->varlen ? 0 : seqlen * heads * s->head_dim;
+    }
+    bool empty = s->batch == 0 || seqlen == 0;
+    hk_status st = check_pointer(op, name, p, elem, needed && !empty);
+    if (st != HK_OK || !p || empty)
+        return st;
+    int64_t sizes[3] = {s->varlen ? 1 : s->batch, seqlen, heads};
+    return check_layout(op, name, 3, sizes, stride, s->head_dim, elem);
+}
+
+hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *a)
+{
+    const char *op = "attn_fwd";
+    hk_status st = copy_args(op, in, a, sizeof *a);
+    if (st != HK_OK)
+        return st;
+    attn_shape s = {a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim, a->cu_seqlens_q != NULL};
+    if ((st = check_attn_shape(op, a->dtype, &s, &a->softmax_scale, a->cu_seqlens_q, a->cu_seqlens_k)) ||
+        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = check_pointer(op, "lse", a->lse, sizeof(float), a->lse != NULL)))
+        return st;
+    a->causal = a->causal != 0;
+    return HK_OK;
+}
+
+hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *a)
+{
+    const char *op = "attn_bwd";
+    hk_status st = copy_args(op, in, a, sizeof *a);
+    if (st != HK_OK)
+        return st;
+    attn_shape s = {a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim, a->cu_seqlens_q != NULL};
+    bool rows = s.batch > 0 && s.seqlen_q > 0;
+    if ((st = check_attn_shape(op, a->dtype, &s, &a->softmax_scale, a->cu_seqlens_q, a->cu_seqlens_k)) ||
+        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = attn_tensor(op, "d_o", a->d_o, a->do_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = attn_tensor(op, "dq", a->dq, a->dq_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = attn_tensor(op, "dk", a->dk, a->dk_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = attn_tensor(op, "dv", a->dv, a->dv_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = check_pointer(op, "lse", a->lse, sizeof(float), rows)))
+        return st;
+    a->causal = a->causal != 0;
+    a->deterministic = a->deterministic != 0;
+    return HK_OK;
+}
+
+/* ---------------------------------------------------------------- rotary */
+
+hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
+{
+    const char *op = "rotary";
+    hk_status st = copy_args(op, in, a, sizeof *a);
+    if (st != HK_OK)
+        return st;
+    if ((st = check_float_dtype(op, "dtype", a->dtype)) || (st = check_size(op, "batch", a->batch, 0)) ||
+        (st = check_size(op, "seqlen", a->seqlen, 0)) || (st = check_size(op, "heads", a->heads, 0)) ||
+        (st = check_size(op, "head_dim", a->head_dim, 1)) || (st = check_size(op, "rotary_dim", a->rotary_dim, 0)) ||
+        (st = check_size(op, "position_offset", a->position_offset, 0)))
+        return st;
+    if (a->rotary_dim == 0)
+        a->rotary_dim = a->head_dim;
+    if (a->rotary_dim % 2 != 0 || a->rotary_dim > a->head_dim)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: rotary_dim %lld must be even and <= head_dim %lld",
+                       (long long)a->rotary_dim, (long long)a->head_dim);
+    if (a->style != HK_ROTARY_HALF && a->style != HK_ROTARY_INTERLEAVED)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: style %d is not HALF (0) or INTERLEAVED (1)", (int)a->style);
+    a->inverse = a->inverse != 0;
+    bool empty = a->batch == 0 || a->seqlen == 0 || a->heads == 0;
+    size_t elem = hk_dtype_size(a->dtype);
+    int64_t sizes[3] = {a->batch, a->seqlen, a->heads};
+    int64_t *strides[2] = {a->x_stride, a->out_stride};
+    for (int t = 0; t < 2; ++t) {
+        int64_t *s = strides[t];
+        if (s[0] == 0 && s[1] == 0 && s[2] == 0) {
+            s[2] = a->head_dim;
+            s[1] = a->heads * a->head_dim;
+            s[0] = a->seqlen * s[1];
+        }
+        if (!empty && (st = check_layout(op, t ? "out" : "x", 3, sizes, s, a->head_dim, elem)))
+            return st;
+    }
+    if ((st = check_pointer(op, "x", a->x, elem, !empty)) || (st = check_pointer(op, "out", a->out, elem, !empty)) ||
+        (st = check_pointer(op, "cos", a->cos, sizeof(float), !empty)) ||
+        (st = check_pointer(op, "sin", a->sin, sizeof(float), !empty)) ||
+        (st = check_pointer(op, "position_ids", a->position_ids, sizeof(int32_t), a->position_ids != NULL)))
+        return st;
+    if (empty)
+        return HK_OK;
+    if (a->out == a->x && memcmp(a->x_stride, a->out_stride, sizeof a->x_stride) != 0)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: in place (out == x) needs out_stride equal to x_stride");
+    if (a->table_positions < 1)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: table_positions %lld must be >= 1", (long long)a->table_positions);
+    if (!a->position_ids && a->position_offset > a->table_positions - a->seqlen)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                       "rotary: positions up to position_offset %lld + seqlen %lld exceed table_positions %lld",
+                       (long long)a->position_offset, (long long)a->seqlen, (long long)a->table_positions);
+    int64_t table;
+    if (__builtin_mul_overflow(a->table_positions, a->rotary_dim / 2, &table) || (uint64_t)table > SIZE_MAX / sizeof(float))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: the cos/sin tables are too large");
+    return HK_OK;
+}
+
+/* ---------------------------------------------------------------- dropout + residual + norm */
+
+static hk_status check_rows(const char *op, const char *name, const void *p, int64_t *stride, int64_t rows, int64_t cols,
+                            hk_dtype t, bool needed)
+{
+    if (*stride == 0)
+        *stride = cols;
+    bool empty = rows == 0 || cols == 0;
+    if (!p && !needed)
+        return HK_OK;
+    if (*stride < cols && rows > 1)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s_stride %lld is smaller than cols %lld", op, name, (long long)*stride,
+                       (long long)cols);
+    hk_status st = check_pointer(op, name, p, hk_dtype_size(t), !empty);
+    if (st != HK_OK || empty)
+        return st;
+    int64_t sizes[1] = {rows};
+    return check_layout(op, name, 1, sizes, stride, cols, hk_dtype_size(t));
+}
+
+static hk_status check_norm_common(const char *op, hk_norm_type norm, hk_dtype dtype, hk_dtype *param_type, int64_t rows,
+                                   int64_t cols, float dropout_p)
+{
+    hk_status st;
+    if (norm != HK_NORM_LAYER && norm != HK_NORM_RMS)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: norm %d is not LAYER (0) or RMS (1)", op, (int)norm);
+    if ((st = check_float_dtype(op, "dtype", dtype)) || (st = check_size(op, "rows", rows, 0)) ||
+        (st = check_size(op, "cols", cols, 0)))
+        return st;
+    if (*param_type == HK_DTYPE_NONE)
+        *param_type = HK_DTYPE_F32;
+    if (*param_type != HK_DTYPE_F32 && *param_type != dtype)
+        return hk_fail(hk_dtype_size(*param_type) ? HK_ERR_UNSUPPORTED : HK_ERR_INVALID_ARGUMENT,
+                       "%s: param_type %s (%d); supported: f32 or the activation dtype %s", op, hk_dtype_name(*param_type),
+                       (int)*param_type, hk_dtype_name(dtype));
+    if (!(dropout_p >= 0.0f && dropout_p < 1.0f))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: dropout_p %g must be in [0, 1)", op, dropout_p);
+    return HK_OK;
+}
+
+hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *a)
+{
+    const char *op = "ln_fused";
+    hk_status st = copy_args(op, in, a, sizeof *a);
+    if (st != HK_OK)
+        return st;
+    if ((st = check_norm_common(op, a->norm, a->dtype, &a->param_type, a->rows, a->cols, a->dropout_p)))
+        return st;
+    if (a->epsilon == 0.0f)
+        a->epsilon = 1e-5f;
+    if (!(a->epsilon > 0.0f) || !isfinite(a->epsilon))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "ln_fused: epsilon %g must be positive and finite", a->epsilon);
+    if (a->norm == HK_NORM_RMS && a->beta)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "ln_fused: beta must be NULL for RMSNorm");
+    bool rows = a->rows > 0 && a->cols > 0;
+    size_t param = hk_dtype_size(a->param_type);
+    if ((st = check_rows(op, "x", a->x, &a->x_stride, a->rows, a->cols, a->dtype, true)) ||
+        (st = check_rows(op, "residual", a->residual, &a->residual_stride, a->rows, a->cols, a->dtype, false)) ||
+        (st = check_rows(op, "y", a->y, &a->y_stride, a->rows, a->cols, a->dtype, true)) ||
+        (st = check_rows(op, "residual_out", a->residual_out, &a->residual_out_stride, a->rows, a->cols, a->dtype, false)) ||
+        (st = check_pointer(op, "gamma", a->gamma, param, rows)) ||
+        (st = check_pointer(op, "beta", a->beta, param, a->beta != NULL)) ||
+        (st = check_pointer(op, "mean", a->mean, sizeof(float), a->mean != NULL)) ||
+        (st = check_pointer(op, "rstd", a->rstd, sizeof(float), a->rstd != NULL)))
+        return st;
+    return HK_OK;
+}
+
+hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_bwd_args *a)
+{
+    const char *op = "ln_fused_bwd";
+    hk_status st = copy_args(op, in, a, sizeof *a);
+    if (st != HK_OK)
+        return st;
+    if ((st = check_norm_common(op, a->norm, a->dtype, &a->param_type, a->rows, a->cols, a->dropout_p)))
+        return st;
+    if (a->norm == HK_NORM_RMS && a->dbeta)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "ln_fused_bwd: dbeta must be NULL for RMSNorm");
+    bool rows = a->rows > 0 && a->cols > 0;
+    if ((st = check_rows(op, "dy", a->dy, &a->dy_stride, a->rows, a->cols, a->dtype, true)) ||
+        (st = check_rows(op, "z", a->z, &a->z_stride, a->rows, a->cols, a->dtype, true)) ||
+        (st = check_rows(op, "dz_extra", a->dz_extra, &a->dz_extra_stride, a->rows, a->cols, a->dtype, false)) ||
+        (st = check_rows(op, "dx", a->dx, &a->dx_stride, a->rows, a->cols, a->dtype, true)) ||
+        (st = check_rows(op, "dresidual", a->dresidual, &a->dresidual_stride, a->rows, a->cols, a->dtype, false)) ||
+        (st = check_pointer(op, "gamma", a->gamma, hk_dtype_size(a->param_type), rows)) ||
+        (st = check_pointer(op, "mean", a->mean, sizeof(float), rows && a->norm == HK_NORM_LAYER)) ||
+        (st = check_pointer(op, "rstd", a->rstd, sizeof(float), rows)) ||
+        (st = check_pointer(op, "dgamma", a->dgamma, sizeof(float), a->dgamma != NULL)) ||
+        (st = check_pointer(op, "dbeta", a->dbeta, sizeof(float), a->dbeta != NULL)))
+        return st;
+    return HK_OK;
+}
