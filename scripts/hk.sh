@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (as root) or a prepared one:
+#   scripts/hk.sh bench   install what is missing, build, run hk-info and hk-bench (best backend here)
+#   scripts/hk.sh test    install what is missing, build, run the test suite, then again under ASan+UBSan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential meson ninja-build pkg-config python3 python3-numpy libcmocka-dev
+          clang-22 lld-22 llvm-22 libamdhip64-dev librocm-smi-dev)
+
+install_missing() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "hk.sh: missing packages (run as root to install): ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "hk.sh: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() { # build DIR [meson options...]
+    local dir=$1
+    shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; exit 1; }
+    fi
+    ninja -C "$dir" >/dev/null
+}
+
+# Reads meson's testlog.json files and prints passed/failed/skipped totals; exit 1 on any failure.
+summarise() {
+    python3 - "$@" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)['result']
+        if r == 'OK': passed += 1
+        elif r == 'SKIP': skipped += 1
+        else: failed += 1
+print(f'{passed} passed, {failed} failed, {skipped} skipped')
+sys.exit(1 if failed else 0)
+PY
+}
+
+case "${1:-}" in
+bench)
+    install_missing
+    build build
+    build/tools/hk-info
+    echo
+    build/tools/hk-bench "${@:2}"
+    ;;
+test)
+    install_missing
+    build build
+    status=0
+    meson test -C build --print-errorlogs --num-processes 2 || status=1
+    # Once more under AddressSanitizer + UndefinedBehaviorSanitizer (device code objects are not needed there:
+    # the emulator runs the AMD kernel sources as host code). The link suite loads libhk into programs
+    # that are not instrumented (python, dlopen), so it runs only in the plain build.
+    build build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
+        -Damd_kernels=disabled -Dnvidia_kernels=disabled
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+    meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite link || status=1
+    summarise build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
+    exit $status
+    ;;
+*)
+    echo "usage: scripts/hk.sh bench|test" >&2
+    exit 2
+    ;;
+esac

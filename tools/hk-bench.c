@@ -1,0 +1,552 @@
+/* hk-bench: runs every op at realistic sizes on the best backend here (small sizes on the CPU), checks a
+ * sample of each output against float64 math on the host, and prints time and TFLOP/s or GB/s.
+ * Peers (cuBLAS, cuDNN, torch.compile) are timed side by side by bench/peers.py, not here. */
+#include <hk.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bench {
+    hk_context *ctx;
+    bool gpu, json, first_row;
+    int warmup, repeats;
+    uint64_t rng;
+} bench;
+
+/* ---------------------------------------------------------------- host data */
+
+static float uniform(bench *b) /* [-1, 1) from a 64-bit LCG */
+{
+    b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((b->rng >> 40) * (1.0 / 8388608.0)) - 1.0f;
+}
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+static double from_bf16(uint16_t v)
+{
+    uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint8_t to_e4m3(float f) /* OCP e4m3fn, round to nearest even, |f| < 448 */
+{
+    uint8_t sign = f < 0 ? 0x80 : 0;
+    float a = fabsf(f);
+    int e;
+    frexpf(a, &e);
+    e = e - 1 < -6 ? -6 : e - 1;
+    float q = nearbyintf(ldexpf(a, 3 - e));
+    if (q >= 16.0f) {
+        q = 8.0f;
+        ++e;
+    }
+    return q == 0.0f ? sign : (uint8_t)(sign | (q < 8.0f ? (int)q : ((e + 7) << 3 | ((int)q - 8))));
+}
+
+static double from_e4m3(uint8_t v)
+{
+    int e = (v >> 3) & 15, m = v & 7;
+    double mag = e == 0 ? ldexp(m, -9) : ldexp(8 + m, e - 10);
+    return v & 0x80 ? -mag : mag;
+}
+
+typedef struct buffer {
+    void *host, *dev;
+    size_t bytes;
+} buffer;
+
+static bool fail(const char *what)
+{
+    fprintf(stderr, "hk-bench: %s: %s\n", what, hk_last_error());
+    return false;
+}
+
+/* A device buffer filled with random bf16 (or fp8, or fp32) values scaled by `scale`; host copy kept. */
+static bool make_buffer(bench *b, buffer *buf, size_t count, hk_dtype t, float scale)
+{
+    buf->bytes = count * hk_dtype_size(t);
+    buf->host = malloc(buf->bytes ? buf->bytes : 1);
+    if (!buf->host)
+        return false;
+    for (size_t i = 0; i < count; ++i) {
+        float v = uniform(b) * scale;
+        if (t == HK_DTYPE_BF16)
+            ((uint16_t *)buf->host)[i] = to_bf16(v);
+        else if (t == HK_DTYPE_FP8_E4M3)
+            ((uint8_t *)buf->host)[i] = to_e4m3(v);
+        else
+            ((float *)buf->host)[i] = v;
+    }
+    if (hk_malloc(b->ctx, &buf->dev, buf->bytes) != HK_OK)
+        return fail("malloc");
+    if (hk_memcpy(b->ctx, buf->dev, buf->host, buf->bytes, HK_COPY_HOST_TO_DEVICE) != HK_OK)
+        return fail("memcpy");
+    return true;
+}
+
+/* A device output poisoned with NaN bytes, with a host buffer to read it back into. */
+static bool make_output(bench *b, buffer *buf, size_t bytes)
+{
+    buf->bytes = bytes;
+    buf->host = malloc(bytes ? bytes : 1);
+    if (!buf->host || hk_malloc(b->ctx, &buf->dev, bytes) != HK_OK)
+        return fail("malloc");
+    return hk_memset(b->ctx, buf->dev, 0xFF, bytes) == HK_OK;
+}
+
+static bool read_back(bench *b, buffer *buf)
+{
+    return hk_memcpy(b->ctx, buf->host, buf->dev, buf->bytes, HK_COPY_DEVICE_TO_HOST) == HK_OK || fail("read back");
+}
+
+static void release(bench *b, buffer *bufs, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        hk_free(b->ctx, bufs[i].dev);
+        free(bufs[i].host);
+    }
+}
+
+/* ---------------------------------------------------------------- timing and report */
+
+typedef hk_status (*op_fn)(hk_context *, const void *);
+
+static int cmp_float(const void *x, const void *y)
+{
+    float a = *(const float *)x, c = *(const float *)y;
+    return (a > c) - (a < c);
+}
+
+/* Median milliseconds of `repeats` runs after `warmup` runs; negative on failure (message in *error). */
+static float time_op(bench *b, op_fn fn, const void *args, const char **error)
+{
+    hk_event *start = NULL, *end = NULL;
+    float times[64], median = -1.0f;
+    *error = NULL;
+    if (hk_event_create(b->ctx, &start) != HK_OK || hk_event_create(b->ctx, &end) != HK_OK) {
+        *error = hk_last_error();
+        goto done;
+    }
+    for (int i = 0; i < b->warmup; ++i) {
+        if (fn(b->ctx, args) != HK_OK) {
+            *error = hk_last_error();
+            goto done;
+        }
+    }
+    for (int i = 0; i < b->repeats; ++i) {
+        hk_event_record(start, NULL);
+        hk_status st = fn(b->ctx, args);
+        hk_event_record(end, NULL);
+        if (st != HK_OK || hk_event_elapsed_ms(start, end, &times[i]) != HK_OK) {
+            *error = hk_last_error();
+            goto done;
+        }
+    }
+    qsort(times, (size_t)b->repeats, sizeof times[0], cmp_float);
+    median = times[b->repeats / 2];
+done:
+    hk_event_destroy(start);
+    hk_event_destroy(end);
+    return median;
+}
+
+static void report(bench *b, const char *op, const char *shape, float ms, double flops, double bytes, double err,
+                   const char *error)
+{
+    if (b->json) {
+        printf("%s\n  {\"op\": \"%s\", \"shape\": \"%s\", \"arch\": \"%s\"", b->first_row ? "" : ",", op, shape,
+               hk_context_arch(b->ctx));
+        if (error)
+            printf(", \"error\": \"%s\"}", error);
+        else
+            printf(", \"ms\": %.4f, \"tflops\": %.2f, \"gbps\": %.1f, \"max_rel_err\": %.3g}", ms,
+                   flops > 0 ? flops / ms * 1e-9 : 0.0, bytes / ms * 1e-6, err);
+        b->first_row = false;
+        return;
+    }
+    if (error) {
+        printf("%-13s %-34s %s\n", op, shape, error);
+        return;
+    }
+    char rate[32];
+    if (flops > 0)
+        snprintf(rate, sizeof rate, "%8.2f TFLOP/s", flops / ms * 1e-9);
+    else
+        snprintf(rate, sizeof rate, "%8.1f GB/s", bytes / ms * 1e-6);
+    printf("%-13s %-34s %10.3f %16s   %-9.2e %s\n", op, shape, ms, rate, err, err <= 2e-2 ? "ok" : "MISMATCH");
+}
+
+/* Relative error of a sampled value against its float64 reference, with an absolute floor. */
+static double rel_err(double got, double ref, double floor)
+{
+    if (isnan(got))
+        return INFINITY;
+    return fabs(got - ref) / fmax(fabs(ref), floor);
+}
+
+/* ---------------------------------------------------------------- ops */
+
+static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_type)
+{
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld %s NT", (long long)m, (long long)n, (long long)k, hk_dtype_name(in_type));
+    buffer buf[3] = {0};
+    bool fp8 = in_type == HK_DTYPE_FP8_E4M3;
+    float range = fp8 ? 4.0f : 1.0f;
+    if (!make_buffer(b, &buf[0], (size_t)(m * k), in_type, range) || !make_buffer(b, &buf[1], (size_t)(n * k), in_type, range) ||
+        !make_output(b, &buf[2], (size_t)(m * n) * 2)) {
+        release(b, buf, 3);
+        return;
+    }
+    hk_gemm_args a = HK_ARGS_INIT(hk_gemm_args);
+    a.m = m, a.n = n, a.k = k;
+    a.a_type = a.b_type = in_type;
+    a.d_type = HK_DTYPE_BF16;
+    a.trans_b = 1; /* nn.Linear layout: B is n x k */
+    a.a = buf[0].dev, a.lda = k;
+    a.b = buf[1].dev, a.ldb = k;
+    a.d = buf[2].dev, a.ldd = n;
+    a.alpha = 1.0f;
+    if (fp8)
+        a.scale_a = 0.5f, a.scale_b = 0.25f;
+    const char *error;
+    float ms = time_op(b, (op_fn)hk_gemm, &a, &error);
+    double err = 0;
+    if (!error && read_back(b, &buf[2])) {
+        for (int s = 0; s < 64; ++s) {
+            int64_t i = (int64_t)((uniform(b) + 1) * 0.5 * m), j = (int64_t)((uniform(b) + 1) * 0.5 * n);
+            double ref = 0, mag = 0;
+            for (int64_t kk = 0; kk < k; ++kk) {
+                double x = fp8 ? from_e4m3(((uint8_t *)buf[0].host)[i * k + kk]) : from_bf16(((uint16_t *)buf[0].host)[i * k + kk]);
+                double y = fp8 ? from_e4m3(((uint8_t *)buf[1].host)[j * k + kk]) : from_bf16(((uint16_t *)buf[1].host)[j * k + kk]);
+                ref += x * y;
+                mag += fabs(x * y);
+            }
+            if (fp8)
+                ref *= 0.125, mag *= 0.125;
+            err = fmax(err, rel_err(from_bf16(((uint16_t *)buf[2].host)[i * n + j]), ref, mag / sqrt((double)k)));
+        }
+    }
+    report(b, "gemm", shape, ms, 2.0 * m * n * k, 0, err, error);
+    release(b, buf, 3);
+}
+
+/* One query row of attention in float64 (bf16 inputs, contiguous [B, N, H, D], Nq == Nk): the output row, and
+ * with d_o given, the dQ row (dQ_i = scale * sum_j P_ij (dO_i.V_j - dO_i.O_i) K_j). */
+static void attn_row(const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *d_o, int64_t n,
+                     int64_t hq, int64_t hkv, int64_t d, int64_t bi, int64_t h, int64_t i, bool causal, double *out,
+                     double *dq)
+{
+    int64_t kvh = h / (hq / hkv), keys = causal ? i + 1 : n;
+    double mx = -INFINITY, sum = 0, scale = 1.0 / sqrt((double)d);
+    double *p = malloc(sizeof(double) * (size_t)keys);
+#define AT(t, tok, head) ((t) + ((bi * n + (tok)) * (t == q || t == d_o ? hq : hkv) + (head)) * d)
+    for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+            dot += from_bf16(AT(q, i, h)[c]) * from_bf16(AT(k, j, kvh)[c]);
+        p[j] = dot * scale;
+        mx = fmax(mx, p[j]);
+    }
+    for (int64_t j = 0; j < keys; ++j)
+        sum += (p[j] = exp(p[j] - mx));
+    for (int64_t c = 0; c < d; ++c)
+        out[c] = 0;
+    for (int64_t j = 0; j < keys; ++j)
+        for (int64_t c = 0; c < d; ++c)
+            out[c] += p[j] / sum * from_bf16(AT(v, j, kvh)[c]);
+    if (d_o) {
+        double di = 0;
+        for (int64_t c = 0; c < d; ++c)
+            di += from_bf16(AT(d_o, i, h)[c]) * out[c], dq[c] = 0;
+        for (int64_t j = 0; j < keys; ++j) {
+            double dp = 0;
+            for (int64_t c = 0; c < d; ++c)
+                dp += from_bf16(AT(d_o, i, h)[c]) * from_bf16(AT(v, j, kvh)[c]);
+            for (int64_t c = 0; c < d; ++c)
+                dq[c] += scale * p[j] / sum * (dp - di) * from_bf16(AT(k, j, kvh)[c]);
+        }
+    }
+#undef AT
+    free(p);
+}
+
+static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t n, int64_t d, bool causal,
+                       bool backward)
+{
+    char shape[64];
+    snprintf(shape, sizeof shape, "B%lld Hq%lld Hkv%lld N%lld D%lld%s", (long long)batch, (long long)heads_q,
+             (long long)heads_kv, (long long)n, (long long)d, causal ? " causal" : "");
+    size_t q_count = (size_t)(batch * n * heads_q * d), kv_count = (size_t)(batch * n * heads_kv * d);
+    buffer buf[10] = {0};
+    hk_attn_fwd_args f = HK_ARGS_INIT(hk_attn_fwd_args);
+    f.dtype = HK_DTYPE_BF16;
+    f.batch = batch, f.seqlen_q = f.seqlen_k = n, f.heads_q = heads_q, f.heads_kv = heads_kv, f.head_dim = d;
+    f.causal = causal;
+    if (!make_buffer(b, &buf[0], q_count, HK_DTYPE_BF16, 1) || !make_buffer(b, &buf[1], kv_count, HK_DTYPE_BF16, 1) ||
+        !make_buffer(b, &buf[2], kv_count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[3], q_count * 2) ||
+        !make_output(b, &buf[4], (size_t)(batch * heads_q * n) * 4))
+        goto done;
+    f.q = buf[0].dev, f.k = buf[1].dev, f.v = buf[2].dev, f.o = buf[3].dev, f.lse = buf[4].dev;
+    double flops = 4.0 * batch * heads_q * n * n * d * (causal ? 0.5 : 1.0);
+    const char *error;
+    if (!backward) {
+        float ms = time_op(b, (op_fn)hk_attn_fwd, &f, &error);
+        double err = 0, ref[512];
+        if (!error && d <= 512 && read_back(b, &buf[3])) {
+            for (int s = 0; s < 8; ++s) {
+                int64_t bi = (int64_t)((uniform(b) + 1) * 0.5 * batch), h = (int64_t)((uniform(b) + 1) * 0.5 * heads_q);
+                int64_t i = (int64_t)((uniform(b) + 1) * 0.5 * n);
+                attn_row(buf[0].host, buf[1].host, buf[2].host, NULL, n, heads_q, heads_kv, d, bi, h, i, causal, ref, NULL);
+                for (int64_t c = 0; c < d; ++c)
+                    err = fmax(err, rel_err(from_bf16(((uint16_t *)buf[3].host)[((bi * n + i) * heads_q + h) * d + c]),
+                                            ref[c], 0.05));
+            }
+        }
+        report(b, "attn_fwd", shape, ms, flops, 0, err, error);
+        goto done;
+    }
+    /* Backward: the forward once for O and LSE, then the timed backward; sampled dQ rows are checked. */
+    if (hk_attn_fwd(b->ctx, &f) != HK_OK) {
+        report(b, "attn_bwd", shape, 0, 0, 0, 0, hk_last_error());
+        goto done;
+    }
+    hk_attn_bwd_args g = HK_ARGS_INIT(hk_attn_bwd_args);
+    g.dtype = f.dtype;
+    g.batch = batch, g.seqlen_q = g.seqlen_k = n, g.heads_q = heads_q, g.heads_kv = heads_kv, g.head_dim = d;
+    g.causal = causal;
+    g.q = f.q, g.k = f.k, g.v = f.v, g.o = f.o, g.lse = f.lse;
+    if (!make_buffer(b, &buf[5], q_count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[6], q_count * 2) ||
+        !make_output(b, &buf[7], kv_count * 2) || !make_output(b, &buf[8], kv_count * 2))
+        goto done;
+    g.d_o = buf[5].dev, g.dq = buf[6].dev, g.dk = buf[7].dev, g.dv = buf[8].dev;
+    size_t ws = 0;
+    if (hk_attn_bwd_workspace_size(b->ctx, &g, &ws) != HK_OK) {
+        report(b, "attn_bwd", shape, 0, 0, 0, 0, hk_last_error());
+        goto done;
+    }
+    if (ws && hk_malloc(b->ctx, &buf[9].dev, ws) != HK_OK)
+        goto done;
+    g.workspace = buf[9].dev, g.workspace_size = ws;
+    float ms = time_op(b, (op_fn)hk_attn_bwd, &g, &error);
+    double err = 0, out[512], ref[512];
+    if (!error && d <= 512 && read_back(b, &buf[6])) {
+        for (int s = 0; s < 4; ++s) {
+            int64_t bi = (int64_t)((uniform(b) + 1) * 0.5 * batch), h = (int64_t)((uniform(b) + 1) * 0.5 * heads_q);
+            int64_t i = (int64_t)((uniform(b) + 1) * 0.5 * n);
+            attn_row(buf[0].host, buf[1].host, buf[2].host, buf[5].host, n, heads_q, heads_kv, d, bi, h, i, causal, out,
+                     ref);
+            double norm = 0;
+            for (int64_t c = 0; c < d; ++c)
+                norm = fmax(norm, fabs(ref[c]));
+            for (int64_t c = 0; c < d; ++c)
+                err = fmax(err, rel_err(from_bf16(((uint16_t *)buf[6].host)[((bi * n + i) * heads_q + h) * d + c]), ref[c],
+                                        fmax(norm, 1e-3)));
+        }
+    }
+    report(b, "attn_bwd", shape, ms, 2.5 * flops, 0, err, error);
+done:
+    release(b, buf, 10);
+}
+
+static void bench_rotary(bench *b, int64_t batch, int64_t n, int64_t heads, int64_t d)
+{
+    char shape[64];
+    snprintf(shape, sizeof shape, "B%lld N%lld H%lld D%lld bf16 half", (long long)batch, (long long)n, (long long)heads,
+             (long long)d);
+    size_t count = (size_t)(batch * n * heads * d);
+    buffer buf[4] = {0};
+    if (!make_buffer(b, &buf[0], count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[1], count * 2) ||
+        !make_buffer(b, &buf[2], (size_t)(n * d / 2), HK_DTYPE_F32, 1) ||
+        !make_buffer(b, &buf[3], (size_t)(n * d / 2), HK_DTYPE_F32, 1)) {
+        release(b, buf, 4);
+        return;
+    }
+    hk_rotary_args a = HK_ARGS_INIT(hk_rotary_args);
+    a.dtype = HK_DTYPE_BF16;
+    a.batch = batch, a.seqlen = n, a.heads = heads, a.head_dim = d;
+    a.x = buf[0].dev, a.out = buf[1].dev, a.cos = buf[2].dev, a.sin = buf[3].dev, a.table_positions = n;
+    const char *error;
+    float ms = time_op(b, (op_fn)hk_rotary, &a, &error);
+    double err = 0;
+    if (!error && read_back(b, &buf[1])) {
+        const uint16_t *x = buf[0].host, *y = buf[1].host;
+        const float *cs = buf[2].host, *sn = buf[3].host;
+        for (int s = 0; s < 4096; ++s) {
+            size_t e = (size_t)((uniform(b) + 1) * 0.5 * (double)count);
+            int64_t c = (int64_t)(e % (size_t)d), t = (int64_t)(e / (size_t)(d * heads) % (size_t)n), half = d / 2;
+            int64_t f = c % half;
+            double x1 = from_bf16(x[e - (size_t)c + (size_t)f]), x2 = from_bf16(x[e - (size_t)c + (size_t)(f + half)]);
+            double cc = cs[t * half + f], ss = sn[t * half + f];
+            double ref = c < half ? x1 * cc - x2 * ss : x2 * cc + x1 * ss;
+            err = fmax(err, rel_err(from_bf16(y[e]), ref, 0.05));
+        }
+    }
+    report(b, "rotary", shape, ms, 0, 2.0 * (double)count * 2, err, error);
+    release(b, buf, 4);
+}
+
+static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
+{
+    char shape[64];
+    snprintf(shape, sizeof shape, "T%lld D%lld bf16 p0.1 LayerNorm", (long long)rows, (long long)cols);
+    size_t count = (size_t)(rows * cols);
+    buffer buf[12] = {0};
+    const float p = 0.1f;
+    if (!make_buffer(b, &buf[0], count, HK_DTYPE_BF16, 1) || !make_buffer(b, &buf[1], count, HK_DTYPE_BF16, 1) ||
+        !make_buffer(b, &buf[2], (size_t)cols, HK_DTYPE_F32, 1) || !make_buffer(b, &buf[3], (size_t)cols, HK_DTYPE_F32, 1) ||
+        !make_output(b, &buf[4], count * 2) || !make_output(b, &buf[5], count * 2) ||
+        !make_output(b, &buf[6], (size_t)rows * 4) || !make_output(b, &buf[7], (size_t)rows * 4))
+        goto done;
+    hk_ln_fused_args a = HK_ARGS_INIT(hk_ln_fused_args);
+    a.norm = HK_NORM_LAYER;
+    a.dtype = HK_DTYPE_BF16;
+    a.rows = rows, a.cols = cols;
+    a.x = buf[0].dev, a.residual = buf[1].dev, a.gamma = buf[2].dev, a.beta = buf[3].dev;
+    a.y = buf[4].dev, a.residual_out = buf[5].dev, a.mean = buf[6].dev, a.rstd = buf[7].dev;
+    a.dropout_p = p, a.seed = 1234, a.offset = 0;
+    const char *error;
+    if (!backward) {
+        float ms = time_op(b, (op_fn)hk_ln_fused, &a, &error);
+        double err = 0;
+        if (!error && read_back(b, &buf[4]) && read_back(b, &buf[5])) {
+            /* Rows are checked from the library's own residual_out (z), which fixes the dropout mask. */
+            for (int s = 0; s < 8; ++s) {
+                int64_t r = (int64_t)((uniform(b) + 1) * 0.5 * rows);
+                const uint16_t *z = (const uint16_t *)buf[5].host + r * cols, *y = (const uint16_t *)buf[4].host + r * cols;
+                double mean = 0, var = 0;
+                for (int64_t c = 0; c < cols; ++c)
+                    mean += from_bf16(z[c]);
+                mean /= (double)cols;
+                for (int64_t c = 0; c < cols; ++c)
+                    var += (from_bf16(z[c]) - mean) * (from_bf16(z[c]) - mean);
+                double rstd = 1.0 / sqrt(var / (double)cols + 1e-5);
+                for (int64_t c = 0; c < cols; ++c) {
+                    double ref = (from_bf16(z[c]) - mean) * rstd * ((float *)buf[2].host)[c] + ((float *)buf[3].host)[c];
+                    err = fmax(err, rel_err(from_bf16(y[c]), ref, 1.0));
+                }
+            }
+        }
+        /* x and residual read, y and residual_out written, plus the row statistics */
+        report(b, "ln_fused", shape, ms, 0, 4.0 * (double)count * 2 + 8.0 * (double)rows, err, error);
+        goto done;
+    }
+    if (hk_ln_fused(b->ctx, &a) != HK_OK) {
+        report(b, "ln_fused_bwd", shape, 0, 0, 0, 0, hk_last_error());
+        goto done;
+    }
+    hk_ln_fused_bwd_args g = HK_ARGS_INIT(hk_ln_fused_bwd_args);
+    g.norm = HK_NORM_LAYER;
+    g.dtype = HK_DTYPE_BF16;
+    g.rows = rows, g.cols = cols;
+    g.z = a.residual_out, g.gamma = a.gamma, g.mean = a.mean, g.rstd = a.rstd;
+    g.dropout_p = p, g.seed = a.seed, g.offset = a.offset;
+    if (!make_buffer(b, &buf[8], count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[9], count * 2) ||
+        !make_output(b, &buf[10], count * 2) || !make_output(b, &buf[11], (size_t)cols * 8))
+        goto done;
+    g.dy = buf[8].dev, g.dx = buf[9].dev, g.dresidual = buf[10].dev;
+    g.dgamma = buf[11].dev, g.dbeta = (float *)buf[11].dev + cols;
+    size_t ws = 0;
+    void *workspace = NULL;
+    if (hk_ln_fused_bwd_workspace_size(b->ctx, &g, &ws) != HK_OK) {
+        report(b, "ln_fused_bwd", shape, 0, 0, 0, 0, hk_last_error());
+        goto done;
+    }
+    if (ws && hk_malloc(b->ctx, &workspace, ws) != HK_OK)
+        goto done;
+    g.workspace = workspace, g.workspace_size = ws;
+    float ms = time_op(b, (op_fn)hk_ln_fused_bwd, &g, &error);
+    double err = 0;
+    if (!error && read_back(b, &buf[9]) && read_back(b, &buf[10])) {
+        /* dx must equal dresidual where kept (scaled by 1/(1-p)) and be exactly 0 where dropped. */
+        const uint16_t *dx = buf[9].host, *dz = buf[10].host;
+        for (size_t i = 0; i < count; i += 97) {
+            double got = from_bf16(dx[i]), z = from_bf16(dz[i]);
+            err = fmax(err, got == 0 ? 0 : rel_err(got, z / (1.0 - p), 0.05));
+        }
+    }
+    hk_free(b->ctx, workspace);
+    /* dy and z read, dx and dresidual written; gamma and statistics are negligible */
+    report(b, "ln_fused_bwd", shape, ms, 0, 4.0 * (double)count * 2, err, error);
+done:
+    release(b, buf, 12);
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    bench b = {.first_row = true, .rng = 0x9E3779B97F4A7C15ull};
+    hk_context_options opts = HK_ARGS_INIT(hk_context_options);
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--json") == 0) {
+            b.json = true;
+        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            const char *name = argv[++i];
+            hk_backend all[] = {HK_BACKEND_AUTO, HK_BACKEND_CPU, HK_BACKEND_HIP, HK_BACKEND_CUDA, HK_BACKEND_EMULATOR};
+            opts.backend = (hk_backend)-1;
+            for (size_t j = 0; j < sizeof all / sizeof all[0]; ++j)
+                if (strcmp(name, hk_backend_name(all[j])) == 0)
+                    opts.backend = all[j];
+        } else {
+            printf("usage: hk-bench [--json] [--backend auto|cpu|hip|cuda|emulator]\n"
+                   "Times every op on the chosen backend (default: the best one here) and checks a sample of each\n"
+                   "output against float64 math. Small sizes on the CPU, realistic ones on a GPU.\n");
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    if (hk_context_create(&opts, &b.ctx) != HK_OK) {
+        fprintf(stderr, "hk-bench: %s\n", hk_last_error());
+        return 1;
+    }
+    hk_backend backend = hk_context_backend(b.ctx);
+    b.gpu = backend == HK_BACKEND_HIP || backend == HK_BACKEND_CUDA;
+    b.warmup = b.gpu ? 5 : 1;
+    b.repeats = b.gpu ? 31 : 3;
+    if (b.json)
+        printf("{\"version\": \"%s\", \"backend\": \"%s\", \"arch\": \"%s\", \"device\": \"%s\", \"results\": [",
+               hk_version_string(), hk_backend_name(backend), hk_context_arch(b.ctx), hk_context_device_name(b.ctx));
+    else
+        printf("libhk %s on %s (%s, %s backend); median of %d runs\n\n%-13s %-34s %10s %16s   %-9s\n",
+               hk_version_string(), hk_context_device_name(b.ctx), hk_context_arch(b.ctx), hk_backend_name(backend),
+               b.repeats, "op", "shape", "ms", "rate", "max err");
+    if (b.gpu) {
+        bench_gemm(&b, 4096, 4096, 4096, HK_DTYPE_BF16);
+        bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16);
+        bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_FP8_E4M3);
+        bench_attn(&b, 16, 16, 16, 4096, 128, false, false);
+        bench_attn(&b, 16, 16, 16, 4096, 128, true, false);
+        bench_attn(&b, 16, 16, 16, 4096, 128, false, true);
+        bench_rotary(&b, 16, 4096, 16, 128);
+        bench_rotary(&b, 4, 8192, 32, 128);
+        bench_ln(&b, 65536, 1024, false);
+        bench_ln(&b, 65536, 4096, false);
+        bench_ln(&b, 32768, 8192, false);
+        bench_ln(&b, 65536, 1024, true);
+        bench_ln(&b, 65536, 4096, true);
+        bench_ln(&b, 32768, 8192, true);
+    } else {
+        bench_gemm(&b, 512, 512, 512, HK_DTYPE_BF16);
+        bench_gemm(&b, 256, 256, 256, HK_DTYPE_FP8_E4M3);
+        bench_attn(&b, 1, 4, 4, 512, 64, false, false);
+        bench_attn(&b, 1, 8, 2, 512, 64, true, false);
+        bench_attn(&b, 1, 4, 4, 256, 64, true, true);
+        bench_rotary(&b, 2, 512, 8, 128);
+        bench_ln(&b, 4096, 1024, false);
+        bench_ln(&b, 4096, 1024, true);
+    }
+    printf(b.json ? "\n]}\n" : "\n");
+    hk_context_destroy(b.ctx);
+    return 0;
+}
