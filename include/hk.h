@@ -270,7 +270,9 @@ HK_API hk_status hk_rotary(hk_context *ctx, const hk_rotary_args *args);
  *   y = z * rstd * gamma                   RMSNorm (mean not computed; beta must be NULL)
  * Statistics are fp32; mean/rstd (optional) are fp32 [rows]. epsilon 0 means 1e-5.
  * gamma/beta have param_type (F32, or the activation dtype; NONE means F32).
- * Dropout keeps an element with probability 1 - dropout_p and scales it by 1 / (1 - dropout_p), 0 <= p < 1.
+ * Dropout keeps an element with probability 1 - dropout_p and scales it by 1 / (1 - dropout_p), 0 <= p < 1;
+ * a dropped element is exactly 0 (even where x is inf or NaN). Statistics are taken over z in fp32 before z is
+ * rounded to the activation dtype for residual_out.
  * Mask: element i = r * cols + c draws Philox4x32-10 with key {seed lo, seed hi} and counter
  * {(i/4) lo, (i/4) hi, offset lo, offset hi}; it is kept iff output word i % 4 >= hk_dropout_threshold(p).
  * Each (seed, offset) pair gives an independent mask: advance offset once per call. */
@@ -299,7 +301,8 @@ HK_API hk_status hk_ln_fused(hk_context *ctx, const hk_ln_fused_args *args);
 /* Backward. Inputs: dy, z (= residual_out of the forward), gamma, the forward's mean (LayerNorm) and rstd,
  * and optionally dz_extra (a gradient reaching z from elsewhere, e.g. the residual stream).
  * Outputs: dresidual = dz (optional), dx = dz * mask / (1 - p), dgamma and dbeta (fp32 [cols]; dbeta only
- * for LayerNorm with beta). workspace: hk_ln_fused_bwd_workspace_size() bytes of device memory. */
+ * for LayerNorm with beta; overwritten, not accumulated: zeros when rows == 0).
+ * workspace: hk_ln_fused_bwd_workspace_size() bytes of device memory. */
 typedef struct hk_ln_fused_bwd_args {
     size_t struct_size;
     hk_norm_type norm;

@@ -12,4 +12,7 @@ extern HK_INTERNAL const hk_variant hk_cpu_rotary;
 extern HK_INTERNAL const hk_variant hk_cpu_ln_fused;
 extern HK_INTERNAL const hk_variant hk_cpu_ln_fused_bwd;
 
+/* Every validated argument set is covered by the reference ops. */
+HK_INTERNAL hk_status hk_cpu_supports_all(const hk_context *ctx, const void *args, char *why, size_t why_size);
+
 #endif
