@@ -135,6 +135,8 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
     if (!is_float_type(a->d_type))
         return hk_fail(HK_ERR_UNSUPPORTED, "gemm: d_type %s; supported: bf16, f16, f32", hk_dtype_name(a->d_type));
     if (is_fp8(a->a_type)) {
+        if (a->d_type == HK_DTYPE_F16)
+            return hk_fail(HK_ERR_UNSUPPORTED, "gemm: d_type f16 with fp8 operands; supported: bf16, f32");
         if (a->scale_a == 0.0f)
             a->scale_a = 1.0f;
         if (a->scale_b == 0.0f)
@@ -197,6 +199,9 @@ static hk_status check_attn_shape(const char *op, hk_dtype dtype, const attn_sha
     if (!cu_q != !cu_k)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: cu_seqlens_q and cu_seqlens_k must be given together (got %s only)", op,
                        cu_q ? "cu_seqlens_q" : "cu_seqlens_k");
+    if ((st = check_pointer(op, "cu_seqlens_q", cu_q, sizeof(int32_t), cu_q != NULL)) ||
+        (st = check_pointer(op, "cu_seqlens_k", cu_k, sizeof(int32_t), cu_k != NULL)))
+        return st;
     if (*scale == 0.0f)
         *scale = 1.0f / sqrtf((float)s->head_dim);
     if (!isfinite(*scale))
