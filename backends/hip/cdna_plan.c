@@ -1,0 +1,266 @@
+/* Launch planning for the CDNA kernels: which compiled kernel, grid and parameters serve a call. The kernel
+ * names and LayerNorm configurations mirror kernels/cdna/rotary.hip and ln_fused.hip. */
+#include "cdna_plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *type_name(hk_dtype t)
+{
+    return t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F16 ? "f16" : t == HK_DTYPE_F32 ? "f32" : NULL;
+}
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* ---------------------------------------------------------------- rotary */
+
+int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why, size_t why_size)
+{
+    const char *tn = type_name(a->dtype);
+    if (!tn) {
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
+        return -1;
+    }
+    const int64_t tokens = a->batch * a->seqlen, half = a->rotary_dim / 2;
+    if (tokens == 0 || a->heads == 0 || a->head_dim == 0)
+        return 0;
+    const int V = 16 / (int)hk_dtype_size(a->dtype);
+    const bool interleaved = a->style == HK_ROTARY_INTERLEAVED;
+    bool vec = aligned16(a->x) && aligned16(a->out) && a->head_dim % V == 0 &&
+               (interleaved ? a->rotary_dim % V == 0 : half % V == 0);
+    for (int i = 0; i < 3; ++i)
+        vec = vec && a->x_stride[i] % V == 0 && a->out_stride[i] % V == 0;
+    const int v = vec ? V : 1, pairs = vec && interleaved ? V / 2 : 1;
+    const bool in_place = a->x == a->out && memcmp(a->x_stride, a->out_stride, sizeof a->x_stride) == 0;
+    const int64_t rot_units = interleaved ? half / pairs : half / v;
+    const int64_t copy_units = in_place ? 0 : (a->head_dim - a->rotary_dim) / v;
+    const int64_t per_token = a->heads * (rot_units + copy_units);
+    if (per_token == 0)
+        return 0;
+    if (tokens > INT32_MAX || per_token > INT32_MAX / 256 || a->head_dim > INT32_MAX) {
+        hk_format(why, why_size, "%lld tokens of %lld units exceed the 32-bit indexing of the kernel",
+                  (long long)tokens, (long long)per_token);
+        return -1;
+    }
+    const int64_t tpb = per_token >= 256 ? 1 : 256 / per_token;
+    hk_cdna_launch *L = out;
+    memset(L, 0, sizeof *L);
+    snprintf(L->kernel, sizeof L->kernel, "hk_rotary_%s_%s", tn, vec ? "v" : "s");
+    L->grid[0] = (unsigned)((tokens + tpb - 1) / tpb);
+    L->grid[1] = L->grid[2] = 1;
+    L->block[0] = 256;
+    L->block[1] = L->block[2] = 1;
+    hk_rotary_params *p = &L->params.rotary;
+    p->x = a->x;
+    p->out = a->out;
+    p->cos = a->cos;
+    p->sin = a->sin;
+    p->position_ids = a->position_ids;
+    memcpy(p->x_stride, a->x_stride, sizeof p->x_stride);
+    memcpy(p->out_stride, a->out_stride, sizeof p->out_stride);
+    p->position_offset = a->position_offset;
+    p->table_positions = a->table_positions;
+    p->tokens = (int32_t)tokens;
+    p->seqlen = (int32_t)a->seqlen;
+    p->heads = (int32_t)a->heads;
+    p->rotary_dim = (int32_t)a->rotary_dim;
+    p->rot_units = (int32_t)rot_units;
+    p->copy_units = (int32_t)copy_units;
+    p->tokens_per_block = (int32_t)tpb;
+    p->interleaved = interleaved;
+    p->sign = a->inverse ? -1.0f : 1.0f;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- LayerNorm / RMSNorm
+ * (waves per row, vectors per thread) compiled for each direction, smallest first (ln_fused.hip). */
+static const int fwd_configs[4][2] = {{1, 2}, {1, 8}, {4, 8}, {16, 8}};
+static const int bwd_configs[4][2] = {{1, 2}, {2, 4}, {4, 4}, {8, 4}};
+
+/* Pick a configuration covering cols and fill the launch shape; false with why when none does. */
+static bool ln_shape(const char *dir, const char *tn, bool vec, int V, int64_t cols, const int configs[4][2],
+                     hk_cdna_launch *L, int *rows_per_block, char *why, size_t why_size)
+{
+    const int v = vec ? V : 1;
+    for (int i = 0; i < 4; ++i) {
+        const int wpr = configs[i][0], nv = configs[i][1];
+        if ((int64_t)64 * wpr * nv * v < cols)
+            continue;
+        const int rpb = wpr >= 4 ? 1 : 4 / wpr;
+        snprintf(L->kernel, sizeof L->kernel, "hk_ln_%s_%s_%s_w%dn%d", dir, tn, vec ? "v" : "s", wpr, nv);
+        L->block[0] = (unsigned)(64 * wpr * rpb);
+        L->block[1] = L->block[2] = 1;
+        L->grid[1] = L->grid[2] = 1;
+        *rows_per_block = rpb;
+        return true;
+    }
+    const int64_t most = (int64_t)64 * configs[3][0] * configs[3][1] * v;
+    hk_format(why, why_size, "cols %lld; at most %lld%s", (long long)cols, (long long)most,
+              vec ? "" : " without 16-byte aligned rows (cols, strides and pointers multiples of 16 bytes)");
+    return false;
+}
+
+int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, size_t why_size)
+{
+    const char *tn = type_name(a->dtype);
+    if (!tn) {
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
+        return -1;
+    }
+    if (a->rows == 0 || a->cols == 0)
+        return 0;
+    if (a->rows > INT32_MAX) {
+        hk_format(why, why_size, "rows %lld; at most %d", (long long)a->rows, INT32_MAX);
+        return -1;
+    }
+    const int V = 16 / (int)hk_dtype_size(a->dtype);
+    bool vec = a->cols % V == 0 && a->x_stride % V == 0 && aligned16(a->x) && aligned16(a->y) &&
+               a->y_stride % V == 0 && aligned16(a->gamma) && aligned16(a->beta) && aligned16(a->residual) &&
+               aligned16(a->residual_out) && (!a->residual || a->residual_stride % V == 0) &&
+               (!a->residual_out || a->residual_out_stride % V == 0);
+    hk_cdna_launch *L = out;
+    memset(L, 0, sizeof *L);
+    int rpb;
+    if (!ln_shape("fwd", tn, vec, V, a->cols, fwd_configs, L, &rpb, why, why_size))
+        return -1;
+    L->grid[0] = (unsigned)((a->rows + rpb - 1) / rpb);
+    hk_ln_params *p = &L->params.ln;
+    p->x = a->x;
+    p->residual = a->residual;
+    p->gamma = a->gamma;
+    p->beta = a->beta;
+    p->y = a->y;
+    p->residual_out = a->residual_out;
+    p->mean = a->mean;
+    p->rstd = a->rstd;
+    p->x_stride = a->x_stride;
+    p->residual_stride = a->residual_stride;
+    p->y_stride = a->y_stride;
+    p->residual_out_stride = a->residual_out_stride;
+    p->rows = (int32_t)a->rows;
+    p->cols = (int32_t)a->cols;
+    p->rms = a->norm == HK_NORM_RMS;
+    p->param_f32 = a->param_type == HK_DTYPE_F32;
+    p->has_beta = a->beta != NULL;
+    p->epsilon = a->epsilon;
+    p->threshold = a->dropout_p > 0.0f ? hk_dropout_threshold(a->dropout_p) : 0;
+    p->keep_scale = 1.0f / (1.0f - a->dropout_p);
+    p->seed = a->seed;
+    p->offset = a->offset;
+    return 1;
+}
+
+/* Row slots of the backward: fixed by the shape (never the device), so results are reproducible anywhere. */
+static int64_t ln_bwd_slots(const hk_ln_fused_bwd_args *a) { return a->rows < 256 ? a->rows : 256; }
+
+size_t hk_cdna_ln_bwd_workspace(const hk_ln_fused_bwd_args *a)
+{
+    return (size_t)(2 * ln_bwd_slots(a) * a->cols) * sizeof(float);
+}
+
+int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], char *why, size_t why_size)
+{
+    const char *tn = type_name(a->dtype);
+    if (!tn) {
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
+        return -1;
+    }
+    if (a->rows == 0 || a->cols == 0)
+        return 0;
+    if (a->rows > INT32_MAX) {
+        hk_format(why, why_size, "rows %lld; at most %d", (long long)a->rows, INT32_MAX);
+        return -1;
+    }
+    const int V = 16 / (int)hk_dtype_size(a->dtype);
+    bool vec = a->cols % V == 0 && aligned16(a->dy) && a->dy_stride % V == 0 && aligned16(a->z) &&
+               a->z_stride % V == 0 && aligned16(a->dx) && a->dx_stride % V == 0 && aligned16(a->gamma) &&
+               aligned16(a->dz_extra) && (!a->dz_extra || a->dz_extra_stride % V == 0) && aligned16(a->dresidual) &&
+               (!a->dresidual || a->dresidual_stride % V == 0);
+    hk_cdna_launch *L = &out[0];
+    memset(out, 0, 2 * sizeof *out);
+    int rpb;
+    if (!ln_shape("bwd", tn, vec, V, a->cols, bwd_configs, L, &rpb, why, why_size))
+        return -1;
+    const int64_t slots = ln_bwd_slots(a);
+    L->grid[0] = (unsigned)((slots + rpb - 1) / rpb);
+    hk_ln_params *p = &L->params.ln;
+    p->x = a->dy;
+    p->residual = a->z;
+    p->gamma = a->gamma;
+    p->beta = a->dz_extra;
+    p->y = a->dx;
+    p->residual_out = a->dresidual;
+    p->mean = (float *)a->mean;
+    p->rstd = (float *)a->rstd;
+    p->partial = a->workspace;
+    p->x_stride = a->dy_stride;
+    p->residual_stride = a->z_stride;
+    p->y_stride = a->dx_stride;
+    p->residual_out_stride = a->dresidual_stride;
+    p->extra_stride = a->dz_extra_stride;
+    p->rows = (int32_t)a->rows;
+    p->cols = (int32_t)a->cols;
+    p->slots = (int32_t)slots;
+    p->rms = a->norm == HK_NORM_RMS;
+    p->param_f32 = a->param_type == HK_DTYPE_F32;
+    p->threshold = a->dropout_p > 0.0f ? hk_dropout_threshold(a->dropout_p) : 0;
+    p->keep_scale = 1.0f / (1.0f - a->dropout_p);
+    p->seed = a->seed;
+    p->offset = a->offset;
+
+    hk_cdna_launch *R = &out[1];
+    snprintf(R->kernel, sizeof R->kernel, "hk_ln_bwd_reduce");
+    R->grid[0] = (unsigned)((a->cols + 255) / 256);
+    R->grid[1] = R->grid[2] = 1;
+    R->block[0] = 256;
+    R->block[1] = R->block[2] = 1;
+    R->params.reduce.partial = a->workspace;
+    R->params.reduce.dgamma = a->dgamma;
+    R->params.reduce.dbeta = a->dbeta;
+    R->params.reduce.cols = (int32_t)a->cols;
+    R->params.reduce.slots = (int32_t)slots;
+    return 2;
+}
+
+/* ---------------------------------------------------------------- variant bodies */
+
+static int plan(hk_op op, const void *args, hk_cdna_launch out[2], char *why, size_t why_size)
+{
+    switch (op) {
+    case HK_OP_ROTARY: return hk_cdna_plan_rotary(args, out, why, why_size);
+    case HK_OP_LN_FUSED: return hk_cdna_plan_ln(args, out, why, why_size);
+    case HK_OP_LN_FUSED_BWD: return hk_cdna_plan_ln_bwd(args, out, why, why_size);
+    default: hk_format(why, why_size, "no CDNA kernel for %s", hk_op_name(op)); return -1;
+    }
+}
+
+static void *stream_of(hk_op op, const void *args)
+{
+    switch (op) {
+    case HK_OP_ROTARY: return ((const hk_rotary_args *)args)->stream;
+    case HK_OP_LN_FUSED: return ((const hk_ln_fused_args *)args)->stream;
+    case HK_OP_LN_FUSED_BWD: return ((const hk_ln_fused_bwd_args *)args)->stream;
+    default: return NULL;
+    }
+}
+
+hk_status hk_cdna_supports(hk_op op, const void *args, char *why, size_t why_size)
+{
+    hk_cdna_launch l[2];
+    return plan(op, args, l, why, why_size) < 0 ? HK_ERR_UNSUPPORTED : HK_OK;
+}
+
+hk_status hk_cdna_run(hk_context *ctx, hk_op op, const void *args, hk_cdna_exec exec)
+{
+    hk_cdna_launch l[2];
+    char why[256] = "";
+    int n = plan(op, args, l, why, sizeof why);
+    if (n < 0)
+        return hk_fail(HK_ERR_UNSUPPORTED, "%s: %s", hk_op_name(op), why);
+    for (int i = 0; i < n; ++i) {
+        hk_status st = exec(ctx, &l[i], stream_of(op, args));
+        if (st != HK_OK)
+            return st;
+    }
+    return HK_OK;
+}

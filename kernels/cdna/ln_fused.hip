@@ -1,0 +1,267 @@
+/* Fused dropout + residual + LayerNorm/RMSNorm for CDNA (and the wave emulator), forward and backward.
+ *
+ * A row is owned by WPR waves (1..16); thread t of the row holds NV vectors of V elements, the k-th at column
+ * (k * WPR * 64 + t) * V, in registers (fp32) from load to store: each element is read once and written once.
+ * Blocks hold 4 / WPR rows (one when WPR >= 4). Row accesses go through range-checked buffer views, so the tail of
+ * a row (and a whole idle row past `rows`) reads zeros and writes nothing without branches; with V > 1 the host
+ * guarantees cols % V == 0 and 16-byte aligned rows. Statistics are fp32, reduced in a fixed order (wave
+ * butterfly, then the row's waves in index order): run-to-run identical.
+ * Backward: a fixed number of row slots (p.slots) each walk rows slot, slot + slots, ... accumulating dgamma/dbeta
+ * in registers, written as partials and summed in slot order by hk_ln_bwd_reduce: deterministic, no atomics. */
+#include "tiles/common/tiles.hpp"
+#include "cdna/params.h"
+#include "common/philox.h"
+
+namespace {
+
+using namespace hk;
+
+/* Sum over the WPR waves owning this thread's row; scratch: 16 floats of LDS per value. */
+template <int WPR> HK_DEV float row_sum(float v, float *scratch)
+{
+    v = warp_sum(v);
+    if constexpr (WPR == 1) {
+        return v;
+    } else {
+        if (lane() == 0)
+            scratch[warp()] = v;
+        block_sync();
+        const int base = warp() / WPR * WPR;
+        float s = 0.0f;
+        HK_UNROLL
+        for (int w = 0; w < WPR; ++w)
+            s += scratch[base + w];
+        block_sync();
+        return s;
+    }
+}
+
+/* V elements of a T (or fp32) view at column c, as fp32, in 16-byte pieces. */
+template <int V, typename T> HK_DEV void load_f(float (&f)[V], const buf<T> &b, uint32_t c)
+{
+    constexpr int C = V < kVec16<T> ? V : kVec16<T>;
+    HK_UNROLL
+    for (int i = 0; i < V; i += C) {
+        vec<T, C> v = load_vec<C>(b, c + i);
+        HK_UNROLL
+        for (int j = 0; j < C; ++j)
+            f[i + j] = to_float(v.v[j]);
+    }
+}
+template <int V, typename T> HK_DEV void store_f(const buf<T> &b, uint32_t c, const float (&f)[V])
+{
+    vec<T, V> v;
+    HK_UNROLL
+    for (int j = 0; j < V; ++j)
+        v.v[j] = from_float<T>(f[j]);
+    store_vec(b, c, v);
+}
+/* gamma/beta are fp32 or the activation type. */
+template <int V, typename T> HK_DEV void load_param(float (&f)[V], const hk_ln_params &p, const void *ptr, uint32_t c)
+{
+    if (p.param_f32)
+        load_f(f, make_buf(static_cast<const float *>(ptr), (uint32_t)p.cols), c);
+    else
+        load_f(f, make_buf(static_cast<const T *>(ptr), (uint32_t)p.cols), c);
+}
+
+/* Multiply v by the dropout keep mask of elements first .. first + V - 1 (kept: * keep_scale). */
+template <int V> HK_DEV void dropout(float (&v)[V], const hk_ln_params &p, uint64_t first)
+{
+    uint64_t group = first >> 2;
+    hk_philox_out w = hk_dropout_words(p.seed, p.offset, group);
+    HK_UNROLL
+    for (int j = 0; j < V; ++j) {
+        const uint64_t i = first + j;
+        if (i >> 2 != group) {
+            group = i >> 2;
+            w = hk_dropout_words(p.seed, p.offset, group);
+        }
+        /* Selects, not w.w[i & 3]: a dynamically indexed array would live in memory. */
+        const uint32_t word = (i & 2) ? ((i & 1) ? w.w[3] : w.w[2]) : ((i & 1) ? w.w[1] : w.w[0]);
+        v[j] = word >= p.threshold ? v[j] * p.keep_scale : 0.0f;
+    }
+}
+
+template <typename T, int V, int WPR, int NV> struct ln_shape {
+    static constexpr int kThreadsPerRow = WPR * 64;
+    static constexpr int kRowsPerBlock = WPR >= 4 ? 1 : 4 / WPR;
+    static constexpr int kThreads = kThreadsPerRow * kRowsPerBlock;
+    HK_DEV static int slot() { return block_x() * kRowsPerBlock + warp() / WPR; }
+    HK_DEV static int row_thread() { return warp() % WPR * 64 + lane(); }
+    HK_DEV static uint32_t col(int k) { return (uint32_t)((k * kThreadsPerRow + row_thread()) * V); }
+};
+
+template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_params &p)
+{
+    using S = ln_shape<T, V, WPR, NV>;
+    HK_LDS(float, scratch, 16);
+    const int r = S::slot();
+    const bool valid = r < p.rows;
+    const uint32_t n = valid ? (uint32_t)p.cols : 0; /* an idle row's views are empty */
+    const buf<T> x = make_buf(static_cast<const T *>(p.x) + (valid ? r * p.x_stride : 0), n);
+
+    float z[NV][V];
+    float sum = 0.0f;
+    HK_UNROLL
+    for (int k = 0; k < NV; ++k) {
+        load_f(z[k], x, S::col(k));
+        if (p.threshold)
+            dropout(z[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
+        if (p.residual) {
+            float res[V];
+            load_f(res, make_buf(static_cast<const T *>(p.residual) + (valid ? r * p.residual_stride : 0), n), S::col(k));
+            HK_UNROLL
+            for (int j = 0; j < V; ++j)
+                z[k][j] += res[j];
+        }
+        if (p.residual_out)
+            store_f(make_buf(static_cast<T *>(p.residual_out) + (valid ? r * p.residual_out_stride : 0), n), S::col(k), z[k]);
+        HK_UNROLL
+        for (int j = 0; j < V; ++j)
+            sum += z[k][j];
+    }
+    const float inv_n = 1.0f / (float)p.cols;
+    const float mean = p.rms ? 0.0f : row_sum<WPR>(sum, scratch) * inv_n;
+    float sq = 0.0f;
+    HK_UNROLL
+    for (int k = 0; k < NV; ++k)
+        HK_UNROLL
+        for (int j = 0; j < V; ++j) {
+            const float d = S::col(k) + j < n ? z[k][j] - mean : 0.0f; /* the zero tail is not centred */
+            sq += d * d;
+        }
+    const float rstd = rsqrt_fast(row_sum<WPR>(sq, scratch) * inv_n + p.epsilon);
+
+    const buf<T> y = make_buf(static_cast<T *>(p.y) + (valid ? r * p.y_stride : 0), n);
+    HK_UNROLL
+    for (int k = 0; k < NV; ++k) {
+        float g[V], b[V];
+        load_param<V, T>(g, p, p.gamma, S::col(k));
+        if (p.has_beta)
+            load_param<V, T>(b, p, p.beta, S::col(k));
+        HK_UNROLL
+        for (int j = 0; j < V; ++j) {
+            z[k][j] = (z[k][j] - mean) * rstd * g[j];
+            if (p.has_beta)
+                z[k][j] += b[j];
+        }
+        store_f(y, S::col(k), z[k]);
+    }
+    if (valid && S::row_thread() == 0) {
+        if (p.mean && !p.rms)
+            p.mean[r] = mean;
+        if (p.rstd)
+            p.rstd[r] = rstd;
+    }
+}
+
+/* Backward; field reuse per params.h: x = dy, residual = z, beta = dz_extra (extra_stride), y = dx,
+ * residual_out = dresidual. */
+template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd(const hk_ln_params &p)
+{
+    using S = ln_shape<T, V, WPR, NV>;
+    HK_LDS(float, scratch, 16);
+    const int slot = S::slot();
+    float dg[NV][V] = {}, db[NV][V] = {};
+    const float inv_n = 1.0f / (float)p.cols;
+
+    /* Every slot of the block runs the same number of iterations: the row reductions hold barriers. */
+    for (int64_t base = 0; base < p.rows; base += p.slots) {
+        const int64_t r = base + slot;
+        const bool valid = slot < p.slots && r < p.rows;
+        const uint32_t n = valid ? (uint32_t)p.cols : 0;
+        const float mean = valid && !p.rms ? p.mean[r] : 0.0f, rstd = valid ? p.rstd[r] : 0.0f;
+        const buf<T> dyb = make_buf(static_cast<const T *>(p.x) + (valid ? r * p.x_stride : 0), n);
+        const buf<T> zb = make_buf(static_cast<const T *>(p.residual) + (valid ? r * p.residual_stride : 0), n);
+        float xhat[NV][V], g[NV][V];
+        float sg = 0.0f, sgx = 0.0f;
+        HK_UNROLL
+        for (int k = 0; k < NV; ++k) {
+            float dy[V], gamma[V]; /* gamma is re-read per row (a cache hit) to save registers */
+            load_f(dy, dyb, S::col(k));
+            load_param<V, T>(gamma, p, p.gamma, S::col(k));
+            load_f(xhat[k], zb, S::col(k));
+            HK_UNROLL
+            for (int j = 0; j < V; ++j) {
+                xhat[k][j] = (xhat[k][j] - mean) * rstd; /* zero-padded columns have dy = 0: no contribution */
+                g[k][j] = dy[j] * gamma[j];
+                dg[k][j] += dy[j] * xhat[k][j];
+                db[k][j] += dy[j];
+                sg += g[k][j];
+                sgx += g[k][j] * xhat[k][j];
+            }
+        }
+        const float mg = p.rms ? 0.0f : row_sum<WPR>(sg, scratch) * inv_n;
+        const float mgx = row_sum<WPR>(sgx, scratch) * inv_n;
+        const buf<T> dx = make_buf(static_cast<T *>(p.y) + (valid ? r * p.y_stride : 0), n);
+        HK_UNROLL
+        for (int k = 0; k < NV; ++k) {
+            HK_UNROLL
+            for (int j = 0; j < V; ++j)
+                g[k][j] = rstd * (g[k][j] - mg - xhat[k][j] * mgx);
+            if (p.beta) {
+                float extra[V];
+                load_f(extra, make_buf(static_cast<const T *>(p.beta) + (valid ? r * p.extra_stride : 0), n), S::col(k));
+                HK_UNROLL
+                for (int j = 0; j < V; ++j)
+                    g[k][j] += extra[j];
+            }
+            if (p.residual_out)
+                store_f(make_buf(static_cast<T *>(p.residual_out) + (valid ? r * p.residual_out_stride : 0), n), S::col(k), g[k]);
+            if (p.threshold)
+                dropout(g[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
+            store_f(dx, S::col(k), g[k]);
+        }
+    }
+    if (slot < p.slots) {
+        const buf<float> pg = make_buf(p.partial + (int64_t)slot * p.cols, (uint32_t)p.cols);
+        const buf<float> pb = make_buf(p.partial + ((int64_t)p.slots + slot) * p.cols, (uint32_t)p.cols);
+        HK_UNROLL
+        for (int k = 0; k < NV; ++k)
+            HK_UNROLL
+            for (int j = 0; j < V; ++j) {
+                store_vec(pg, S::col(k) + j, vec<float, 1>{{dg[k][j]}});
+                store_vec(pb, S::col(k) + j, vec<float, 1>{{db[k][j]}});
+            }
+    }
+}
+
+} // namespace
+
+HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, 256)
+{
+    const int64_t c = (int64_t)block_x() * 256 + thread();
+    if (c >= p.cols)
+        return;
+    float g = 0.0f, b = 0.0f;
+    for (int s = 0; s < p.slots; ++s) {
+        g += p.partial[(int64_t)s * p.cols + c];
+        b += p.partial[((int64_t)p.slots + s) * p.cols + c];
+    }
+    if (p.dgamma)
+        p.dgamma[c] = g;
+    if (p.dbeta)
+        p.dbeta[c] = b;
+}
+
+/* name: hk_ln_{fwd,bwd}_<type>_<v|s>_w<WPR>n<NV>; the host (backends/hip/cdna_plan.c) picks one. */
+#define HK_LN_KERNEL(dir, tname, T, vname, V, WPR, NV)                                                         \
+    HK_KERNEL(hk_ln_##dir##_##tname##_##vname##_w##WPR##n##NV, hk_ln_params,                                   \
+              (ln_shape<T, V, WPR, NV>::kThreads)) { ln_##dir<T, V, WPR, NV>(p); }
+#define HK_LN_CONFIGS(dir, tname, T, vname, V, A, B, C, D, E, F, G, H)                                          \
+    HK_LN_KERNEL(dir, tname, T, vname, V, A, B)                                                               \
+    HK_LN_KERNEL(dir, tname, T, vname, V, C, D)                                                               \
+    HK_LN_KERNEL(dir, tname, T, vname, V, E, F)                                                               \
+    HK_LN_KERNEL(dir, tname, T, vname, V, G, H)
+/* (WPR, NV) pairs; keep in sync with the tables in cdna_plan.c. The backward holds dgamma/dbeta too: fewer
+ * elements per thread. */
+#define HK_LN_TYPE(tname, T, VV)                                                                                \
+    HK_LN_CONFIGS(fwd, tname, T, v, VV, 1, 2, 1, 8, 4, 8, 16, 8)                                               \
+    HK_LN_CONFIGS(fwd, tname, T, s, 1, 1, 2, 1, 8, 4, 8, 16, 8)                                                \
+    HK_LN_CONFIGS(bwd, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                                                \
+    HK_LN_CONFIGS(bwd, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)
+
+HK_LN_TYPE(bf16, hk::bf16, 8)
+HK_LN_TYPE(f16, hk::f16, 8)
+HK_LN_TYPE(f32, float, 4)

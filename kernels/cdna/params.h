@@ -1,0 +1,44 @@
+/* Kernel parameter blocks of the CDNA kernels, shared by the kernels (C++, passed by value) and their hosts
+ * (backends/hip and backends/emulator, C). Plain fixed-width fields only, so both sides lay them out alike. */
+#ifndef HK_CDNA_PARAMS_H
+#define HK_CDNA_PARAMS_H
+
+#include <stdint.h>
+
+/* Rotary: each thread handles one unit of a (token, head): a run of rotated pairs or of copied features.
+ * Units per (token, head) = rot_units + copy_units; a block covers tokens_per_block tokens. */
+typedef struct hk_rotary_params {
+    const void *x;
+    void *out;
+    const float *cos, *sin;
+    const int32_t *position_ids; /* NULL: position_offset + t */
+    int64_t x_stride[3], out_stride[3];
+    int64_t position_offset, table_positions;
+    int32_t tokens, seqlen, heads, rotary_dim;
+    int32_t rot_units, copy_units, tokens_per_block;
+    int32_t interleaved;
+    float sign; /* -1 for the inverse rotation */
+} hk_rotary_params;
+
+/* Fused dropout + residual + LayerNorm/RMSNorm, forward and backward. */
+typedef struct hk_ln_params {
+    const void *x, *residual, *gamma, *beta; /* backward: x = dy, residual = z, beta = dz_extra */
+    void *y, *residual_out;                  /* backward: y = dx, residual_out = dresidual */
+    float *mean, *rstd;                      /* backward: read */
+    float *partial;                          /* backward: [2][slots][cols] dgamma/dbeta partials */
+    int64_t x_stride, residual_stride, y_stride, residual_out_stride, extra_stride;
+    int32_t rows, cols, slots;
+    int32_t rms, param_f32, has_beta;
+    float epsilon, keep_scale;
+    uint32_t threshold; /* 0: no dropout */
+    uint64_t seed, offset;
+} hk_ln_params;
+
+/* dgamma[c] / dbeta[c] = sum over slots of the partials, in slot order. */
+typedef struct hk_ln_reduce_params {
+    const float *partial;
+    float *dgamma, *dbeta;
+    int32_t cols, slots;
+} hk_ln_reduce_params;
+
+#endif

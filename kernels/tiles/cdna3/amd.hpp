@@ -1,0 +1,200 @@
+/* The AMD CDNA arch layer of tiles/common/tiles.hpp, written over hk::raw only (no builtins here), so the same
+ * text serves gfx942, gfx950 (HK_GFX = 942 / 950) and the wave emulator (whose hk::raw is tiles/emu/raw.hpp). */
+#ifndef HK_TILES_CDNA3_AMD_HPP
+#define HK_TILES_CDNA3_AMD_HPP
+
+#if !defined(HK_GFX)
+#error "define HK_GFX (942 or 950) before including amd.hpp"
+#endif
+
+namespace hk {
+
+/* ---------------------------------------------------------------- geometry: 1-D blocks of 64-lane waves */
+constexpr int kWarpLanes = 64;
+HK_DEV int thread() { return raw::thread_id(); }
+HK_DEV int lane() { return raw::thread_id() & 63; }
+HK_DEV int warp() { return raw::uniform(raw::thread_id() >> 6); }
+HK_DEV int num_warps() { return (raw::block_dim() + 63) >> 6; }
+HK_DEV int block_x() { return raw::block_id(0); }
+HK_DEV int block_y() { return raw::block_id(1); }
+HK_DEV int block_z() { return raw::block_id(2); }
+HK_DEV void block_sync() { raw::barrier(); }
+
+/* ---------------------------------------------------------------- numbers */
+HK_DEV float to_float(float x) { return x; }
+HK_DEV float to_float(bf16 x) { return __builtin_bit_cast(float, (uint32_t)x.bits << 16); }
+HK_DEV float to_float(f16 x) { return raw::f16_to_f32(x.bits); }
+template <typename T> HK_DEV T from_float(float x);
+template <> HK_DEV float from_float<float>(float x) { return x; }
+template <> HK_DEV bf16 from_float<bf16>(float x) { return {raw::f32_to_bf16(x)}; }
+template <> HK_DEV f16 from_float<f16>(float x) { return {raw::f32_to_f16(x)}; }
+
+HK_DEV float exp2_fast(float x) { return raw::exp2(x); }
+HK_DEV float rcp_fast(float x) { return raw::rcp(x); }
+HK_DEV float rsqrt_fast(float x) { return raw::rsq(x); }
+
+/* ---------------------------------------------------------------- wave reductions
+ * Butterfly in DPP/swizzle steps: xor 1, xor 2 (quad_perm), xor 4 (row_half_mirror), xor 8 (row_mirror), xor 16
+ * (ds_swizzle), then lanes 0 and 32. Every lane adds the same two partials in each step, so all lanes end with
+ * bit-identical results. Needs the whole wave active (kernels keep idle lanes alive, contributing 0 / -inf). */
+template <typename Op> HK_DEV float wave_reduce(float v, Op op)
+{
+    auto f = [](int i) { return __builtin_bit_cast(float, i); };
+    auto u = [](float x) { return __builtin_bit_cast(int, x); };
+    v = op(v, f(raw::dpp<0xB1>(0, u(v))));  /* quad_perm [1,0,3,2] */
+    v = op(v, f(raw::dpp<0x4E>(0, u(v))));  /* quad_perm [2,3,0,1] */
+    v = op(v, f(raw::dpp<0x141>(0, u(v)))); /* row_half_mirror */
+    v = op(v, f(raw::dpp<0x140>(0, u(v)))); /* row_mirror */
+    v = op(v, f(raw::swizzle<0x401F>(u(v)))); /* and 0x1f, xor 16 */
+    return op(f(raw::readlane(u(v), 0)), f(raw::readlane(u(v), 32)));
+}
+HK_DEV float warp_sum(float v)
+{
+    return wave_reduce(v, [](float a, float b) { return a + b; });
+}
+HK_DEV float warp_max(float v)
+{
+    return wave_reduce(v, [](float a, float b) { return a > b ? a : b; });
+}
+HK_DEV float shfl_xor(float v, int mask)
+{
+    return __builtin_bit_cast(float, raw::bpermute((lane() ^ mask) << 2, __builtin_bit_cast(int, v)));
+}
+
+/* ---------------------------------------------------------------- range-checked buffers
+ * One buffer resource per view; num_records is 32-bit, so a view spans < 4 GiB (kernels make one per row). */
+template <typename T> struct buf {
+    raw::rsrc r;
+};
+template <typename T> HK_DEV buf<T> make_buf(const T *p, uint32_t n) { return {raw::make_rsrc(p, n * (uint32_t)sizeof(T))}; }
+
+template <int N, typename T> HK_DEV vec<T, N> load_vec(const buf<T> &b, uint32_t i)
+{
+    return __builtin_bit_cast(vec<T, N>, raw::buffer_load<N * sizeof(T)>(b.r, i * (uint32_t)sizeof(T)));
+}
+template <int N, typename T> HK_DEV void store_vec(const buf<T> &b, uint32_t i, const vec<T, N> &v)
+{
+    raw::buffer_store<N * sizeof(T)>(b.r, i * (uint32_t)sizeof(T), __builtin_bit_cast(raw::bytes_t<N * sizeof(T)>, v));
+}
+
+/* ---------------------------------------------------------------- MFMA fragment layouts (AMD-SEMANTICS.md §1)
+ * ab<M, KL>: an operand fragment with KL items per lane. As A it is M x (KL * 64 / M): item e of lane l is
+ * A[l % M][KL * (l / M) + e]. As B (the mirror, K x N) it is B[KL * (l / N) + e][l % N]. */
+template <int M, int KL> struct layout_a {
+    static constexpr int kRows = M, kCols = KL * (64 / M), kElems = KL, kColLaneMask = 0;
+    HK_DEV static int row(int l, int) { return l % M; }
+    HK_DEV static int col(int l, int e) { return KL * (l / M) + e; }
+};
+template <int N, int KL> struct layout_b {
+    static constexpr int kRows = KL * (64 / N), kCols = N, kElems = KL, kColLaneMask = 0;
+    HK_DEV static int row(int l, int e) { return KL * (l / N) + e; }
+    HK_DEV static int col(int l, int) { return l % N; }
+};
+/* gfx950 fp8 (f8f6f4) operands: byte e of lane l holds k = (KB * 4) * (e / 16) + 16 * (l / M) + e % 16, with
+ * KB = 64 / M lane groups: 16x16x128 -> 64 * (e / 16) + 16 * (l / 16) + e % 16; 32x32x64 -> 32 * (e / 16) + ... */
+template <int M> struct layout_a_f8f6f4 {
+    static constexpr int kRows = M, kCols = 32 * (64 / M), kElems = 32, kColLaneMask = 0;
+    HK_DEV static int row(int l, int) { return l % M; }
+    HK_DEV static int col(int l, int e) { return 16 * (64 / M) * (e / 16) + 16 * (l / M) + e % 16; }
+};
+template <int N> struct layout_b_f8f6f4 {
+    static constexpr int kRows = 32 * (64 / N), kCols = N, kElems = 32, kColLaneMask = 0;
+    HK_DEV static int row(int l, int e) { return 16 * (64 / N) * (e / 16) + 16 * (l / N) + e % 16; }
+    HK_DEV static int col(int l, int) { return l % N; }
+};
+/* Accumulator M x N, M_I = 64 / N lane groups: item r of lane l is D[4 * M_I * (r / 4) + 4 * (l / N) + r % 4][l % N]. */
+template <int M, int N> struct layout_c {
+    static constexpr int kRows = M, kCols = N, kElems = M * N / 64, kColLaneMask = N - 1;
+    HK_DEV static int row(int l, int r) { return 4 * (64 / N) * (r / 4) + 4 * (l / N) + r % 4; }
+    HK_DEV static int col(int l, int) { return l % N; }
+};
+
+/* MMA atoms: one MFMA instruction each, with the layouts of its operands (tiles.hpp mma()). */
+struct mma_bf16_16x16x16 {
+    using A = layout_a<16, 4>;
+    using B = layout_b<16, 4>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const bf16 (&a)[4], const bf16 (&b)[4])
+    {
+        raw::mfma_16x16x16_bf16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
+    }
+};
+struct mma_bf16_32x32x8 {
+    using A = layout_a<32, 4>;
+    using B = layout_b<32, 4>;
+    using C = layout_c<32, 32>;
+    HK_DEV static void mma(float (&c)[16], const bf16 (&a)[4], const bf16 (&b)[4])
+    {
+        raw::mfma_32x32x8_bf16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
+    }
+};
+#if HK_GFX >= 950
+struct mma_bf16_16x16x32 {
+    using A = layout_a<16, 8>;
+    using B = layout_b<16, 8>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const bf16 (&a)[8], const bf16 (&b)[8])
+    {
+        raw::mfma_16x16x32_bf16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
+    }
+};
+struct mma_bf16_32x32x16 {
+    using A = layout_a<32, 8>;
+    using B = layout_b<32, 8>;
+    using C = layout_c<32, 32>;
+    HK_DEV static void mma(float (&c)[16], const bf16 (&a)[8], const bf16 (&b)[8])
+    {
+        raw::mfma_32x32x16_bf16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
+    }
+};
+struct mma_fp8_16x16x128 {
+    using A = layout_a_f8f6f4<16>;
+    using B = layout_b_f8f6f4<16>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const fp8 (&a)[32], const fp8 (&b)[32])
+    {
+        raw::mfma_16x16x128_fp8(c, reinterpret_cast<const uint8_t(&)[32]>(a), reinterpret_cast<const uint8_t(&)[32]>(b));
+    }
+};
+struct mma_fp8_32x32x64 {
+    using A = layout_a_f8f6f4<32>;
+    using B = layout_b_f8f6f4<32>;
+    using C = layout_c<32, 32>;
+    HK_DEV static void mma(float (&c)[16], const fp8 (&a)[32], const fp8 (&b)[32])
+    {
+        raw::mfma_32x32x64_fp8(c, reinterpret_cast<const uint8_t(&)[32]>(a), reinterpret_cast<const uint8_t(&)[32]>(b));
+    }
+};
+/* The densest forms are the defaults. */
+using mma_bf16 = mma_bf16_16x16x32;
+using mma_bf16_32 = mma_bf16_32x32x16;
+using mma_fp8 = mma_fp8_16x16x128;
+using mma_fp8_32 = mma_fp8_32x32x64;
+#else
+struct mma_fp8_16x16x32 {
+    using A = layout_a<16, 8>;
+    using B = layout_b<16, 8>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const fp8 (&a)[8], const fp8 (&b)[8])
+    {
+        raw::mfma_16x16x32_fp8(c, reinterpret_cast<const uint8_t(&)[8]>(a), reinterpret_cast<const uint8_t(&)[8]>(b));
+    }
+};
+struct mma_fp8_32x32x16 {
+    using A = layout_a<32, 8>;
+    using B = layout_b<32, 8>;
+    using C = layout_c<32, 32>;
+    HK_DEV static void mma(float (&c)[16], const fp8 (&a)[8], const fp8 (&b)[8])
+    {
+        raw::mfma_32x32x16_fp8(c, reinterpret_cast<const uint8_t(&)[8]>(a), reinterpret_cast<const uint8_t(&)[8]>(b));
+    }
+};
+using mma_bf16 = mma_bf16_16x16x16;
+using mma_bf16_32 = mma_bf16_32x32x8;
+using mma_fp8 = mma_fp8_16x16x32;
+using mma_fp8_32 = mma_fp8_32x32x16;
+#endif
+
+} // namespace hk
+
+#endif

@@ -1,0 +1,94 @@
+/* Emulator test kernels for the AMD primitives (tests/amd/test_prims.c), built as host C++ once per emulated
+ * arch by prims_gfx942.cpp / prims_gfx950.cpp, together with kernels/cdna/mfma_probe.hip. */
+#include "tiles/common/tiles.hpp"
+#include "cdna/mfma_probe.hip"
+#include "prims.h"
+
+using namespace hk;
+
+/* Per lane l: DPP of src = 100 + l with old = -1000 - l, one row per control of prims.h. */
+HK_KERNEL(t_dpp, hk_prim_params, 64)
+{
+    const int l = lane(), src = 100 + l, old = -1000 - l;
+    int *o = p.out + l;
+    o[0 * 64] = raw::dpp<0xB1>(old, src);
+    o[1 * 64] = raw::dpp<0x111, 0xf, 0xf, false>(old, src);
+    o[2 * 64] = raw::dpp<0x101, 0xf, 0xf, true>(old, src);
+    o[3 * 64] = raw::dpp<0x123>(old, src);
+    o[4 * 64] = raw::dpp<0x140>(old, src);
+    o[5 * 64] = raw::dpp<0x141>(old, src);
+    o[6 * 64] = raw::dpp<0x142, 0xa, 0xf, false>(old, src);
+    o[7 * 64] = raw::dpp<0x143, 0xc, 0xf, false>(old, src);
+    o[8 * 64] = raw::dpp<0x111, 0x5, 0x3, true>(old, src);
+    o[9 * 64] = raw::swizzle<0x401F>(src);
+    o[10 * 64] = raw::swizzle<0x041F>(src);
+    o[11 * 64] = raw::swizzle<0x801B>(src);
+    o[12 * 64] = raw::swizzle<0x0010>(src);
+    o[13 * 64] = raw::readlane(src, 37);
+    o[14 * 64] = __builtin_bit_cast(int, shfl_xor((float)src, 5));
+    o[15 * 64] = __builtin_bit_cast(int, shfl_xor((float)src, 32));
+}
+
+/* bpermute with the top lanes exited: lane l reads lane 63 - l. */
+HK_KERNEL(t_bpermute, hk_prim_params, 64)
+{
+    const int l = lane();
+    if (l >= p.n)
+        return;
+    p.out[l] = raw::bpermute((63 - l) * 4, 100 + l);
+}
+
+/* warp_sum / warp_max of p.fin[l] (every lane stores), then block_sum over 256 threads. */
+HK_KERNEL(t_reduce, hk_prim_params, 256)
+{
+    HK_LDS(float, scratch, 4);
+    const int t = thread();
+    const float v = p.fin[t];
+    p.fout[t] = warp_sum(v);
+    p.fout[256 + t] = warp_max(v);
+    p.fout[512 + t] = block_sum(v, scratch);
+}
+
+/* Range-checked 16-byte loads of a view of p.n floats at float index 4 l, stored through a view of p.n floats. */
+HK_KERNEL(t_buffer, hk_prim_params, 64)
+{
+    const int l = lane();
+    buf<float> in = make_buf(p.fin, (uint32_t)p.n);
+    buf<float> out = make_buf(p.fout, (uint32_t)p.n);
+    store_vec(out, 4 * l, load_vec<4>(in, 4 * l));
+}
+
+HK_KERNEL(t_math, hk_prim_params, 64)
+{
+    const int l = lane();
+    if (l >= p.n)
+        return;
+    p.fout[l] = exp2_fast(p.fin[l]);
+    p.fout[64 + l] = rcp_fast(p.fin[l]);
+    p.fout[128 + l] = rsqrt_fast(p.fin[l]);
+}
+
+/* Lanes of one wave reaching different collectives: the emulator must refuse. (Lanes reaching the same
+ * operation from different branches look alike to it: see tiles/emu/emu.h.) */
+HK_KERNEL(t_diverge, hk_prim_params, 64)
+{
+    const int l = lane();
+    p.fout[l] = l < 32 ? warp_sum(1.0f) : (float)raw::readlane(l, 3);
+}
+
+/* A lane group of the raw 16x16x16 bf16 MFMA with operands placed by AMD-SEMANTICS.md's table:
+ * lane l item e = A[l % 16][4 * (l / 16) + e] (and B[4 * (l / 16) + e][l % 16]); D[4 * (l / 16) + r][l % 16]. */
+HK_KERNEL(t_mfma_raw, hk_prim_params, 64)
+{
+    const int l = lane();
+    const uint16_t *A = static_cast<const uint16_t *>(p.in), *B = A + 256;
+    uint16_t a[4], b[4];
+    float c[4] = {0, 0, 0, 0};
+    for (int e = 0; e < 4; ++e) {
+        a[e] = A[(l % 16) * 16 + 4 * (l / 16) + e];
+        b[e] = B[(4 * (l / 16) + e) * 16 + l % 16];
+    }
+    raw::mfma_16x16x16_bf16(c, a, b);
+    for (int r = 0; r < 4; ++r)
+        p.fout[(4 * (l / 16) + r) * 16 + l % 16] = c[r];
+}
