@@ -1,0 +1,276 @@
+/* CUDA dropout + residual + LayerNorm/RMSNorm, forward and backward: chooses the register-resident kernel
+ * whose row capacity first covers cols (16-byte vectors; needs aligned rows), else the any-shape kernel.
+ * The backward's dgamma/dbeta go through the caller's workspace: one partial row per persistent block,
+ * then a fixed-order reduction. */
+#include "ops.h"
+
+#include "hopper/ln_fused.h"
+
+typedef struct hk_ln_config {
+    int tpr, nv, min_blocks;
+    const char *kernel;
+} hk_ln_config;
+
+#define HK_FWD_ENTRY_bf16(TPR, NV) {TPR, NV, 0, "hk_ln_fwd_bf16_t" #TPR "_n" #NV},
+#define HK_FWD_ENTRY_f16(TPR, NV) {TPR, NV, 0, "hk_ln_fwd_f16_t" #TPR "_n" #NV},
+#define HK_FWD_ENTRY_f32(TPR, NV) {TPR, NV, 0, "hk_ln_fwd_f32_t" #TPR "_n" #NV},
+#define HK_BWD_ENTRY_bf16(TPR, NV, MINB) {TPR, NV, MINB, "hk_ln_bwd_bf16_t" #TPR "_n" #NV},
+#define HK_BWD_ENTRY_f16(TPR, NV, MINB) {TPR, NV, MINB, "hk_ln_bwd_f16_t" #TPR "_n" #NV},
+#define HK_BWD_ENTRY_f32(TPR, NV, MINB) {TPR, NV, MINB, "hk_ln_bwd_f32_t" #TPR "_n" #NV},
+
+static const hk_ln_config hk_ln_fwd_bf16[] = {HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_ENTRY_bf16)};
+static const hk_ln_config hk_ln_fwd_f16[] = {HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_ENTRY_f16)};
+static const hk_ln_config hk_ln_fwd_f32[] = {HK_LN_FWD_CONFIGS_4BYTE(HK_FWD_ENTRY_f32)};
+static const hk_ln_config hk_ln_bwd_bf16[] = {HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_ENTRY_bf16)};
+static const hk_ln_config hk_ln_bwd_f16[] = {HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_ENTRY_f16)};
+static const hk_ln_config hk_ln_bwd_f32[] = {HK_LN_BWD_CONFIGS_4BYTE(HK_BWD_ENTRY_f32)};
+
+#define HK_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef struct hk_ln_table {
+    const hk_ln_config *fwd, *bwd;
+    size_t fwd_count, bwd_count;
+    const char *fwd_any, *bwd_any;
+} hk_ln_table;
+
+static const hk_ln_table hk_ln_tables[3] = {
+    {hk_ln_fwd_bf16, hk_ln_bwd_bf16, HK_COUNT(hk_ln_fwd_bf16), HK_COUNT(hk_ln_bwd_bf16), "hk_ln_fwd_bf16_any",
+     "hk_ln_bwd_bf16_any"},
+    {hk_ln_fwd_f16, hk_ln_bwd_f16, HK_COUNT(hk_ln_fwd_f16), HK_COUNT(hk_ln_bwd_f16), "hk_ln_fwd_f16_any",
+     "hk_ln_bwd_f16_any"},
+    {hk_ln_fwd_f32, hk_ln_bwd_f32, HK_COUNT(hk_ln_fwd_f32), HK_COUNT(hk_ln_bwd_f32), "hk_ln_fwd_f32_any",
+     "hk_ln_bwd_f32_any"},
+};
+
+/* Blocks per SM of the any-shape kernels' grid-strided loops. */
+#define HK_LN_ANY_BLOCKS_PER_SM 8
+
+static const hk_ln_table *hk_ln_table_of(hk_dtype dtype)
+{
+    return dtype == HK_DTYPE_BF16 ? &hk_ln_tables[0] : dtype == HK_DTYPE_F16 ? &hk_ln_tables[1]
+                                                     : dtype == HK_DTYPE_F32 ? &hk_ln_tables[2] : NULL;
+}
+
+static unsigned hk_ln_block(int tpr) { return tpr > HK_LN_MIN_BLOCK ? (unsigned)tpr : HK_LN_MIN_BLOCK; }
+
+/* The first register-resident config that holds a row of cols, or NULL. */
+static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, int64_t cols, int64_t v)
+{
+    for (size_t i = 0; i < count; ++i)
+        if ((int64_t)list[i].tpr * list[i].nv * v >= cols)
+            return &list[i];
+    return NULL;
+}
+
+/* A row pointer allows 16-byte vectors when it is aligned and its stride keeps every row aligned. */
+static bool hk_rows_aligned(const void *p, int64_t stride, int64_t v)
+{
+    return !p || (hk_cuda_aligned16(p) && stride % v == 0);
+}
+
+static hk_status hk_cuda_ln_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
+{
+    (void)ctx;
+    /* Both ops' structs start with norm, dtype, param_type in the same order. */
+    const hk_ln_fused_args *a = args;
+    if (!hk_ln_table_of(a->dtype)) {
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
+        return HK_ERR_UNSUPPORTED;
+    }
+    if (a->param_type != HK_DTYPE_F32 && a->param_type != a->dtype) {
+        hk_format(why, why_size, "param_type %s; supported: f32 or the activation dtype", hk_dtype_name(a->param_type));
+        return HK_ERR_UNSUPPORTED;
+    }
+    return HK_OK;
+}
+
+/* ---------------------------------------------------------------- forward */
+
+static hk_status hk_cuda_ln_fused_run(hk_context *ctx, const void *args)
+{
+    const hk_ln_fused_args *a = args;
+    if (a->rows == 0 || a->cols == 0)
+        return HK_OK;
+    const hk_ln_table *t = hk_ln_table_of(a->dtype);
+    const int64_t v = 16 / (int64_t)hk_dtype_size(a->dtype);
+    const bool vector = a->cols % v == 0 && hk_rows_aligned(a->x, a->x_stride, v) &&
+                        hk_rows_aligned(a->residual, a->residual_stride, v) && hk_rows_aligned(a->y, a->y_stride, v) &&
+                        hk_rows_aligned(a->residual_out, a->residual_out_stride, v) && hk_cuda_aligned16(a->gamma) &&
+                        hk_cuda_aligned16(a->beta);
+    const hk_ln_config *cfg = vector ? hk_ln_pick(t->fwd, t->fwd_count, a->cols, v) : NULL;
+
+    hk_ln_fwd_params p = {
+        .x = a->x,
+        .residual = a->residual,
+        .gamma = a->gamma,
+        .beta = a->norm == HK_NORM_LAYER ? a->beta : NULL,
+        .y = a->y,
+        .residual_out = a->residual_out,
+        .mean = a->mean,
+        .rstd = a->rstd,
+        .x_stride = a->x_stride,
+        .residual_stride = a->residual_stride,
+        .y_stride = a->y_stride,
+        .residual_out_stride = a->residual_out_stride,
+        .rows = a->rows,
+        .cols = a->cols,
+        .seed = a->seed,
+        .offset = a->offset,
+        .epsilon = a->epsilon,
+        .dropout_scale = 1.0f / (1.0f - a->dropout_p),
+        .dropout_threshold = hk_dropout_threshold(a->dropout_p),
+        .dropout = a->dropout_p > 0.0f,
+        .rms = a->norm == HK_NORM_RMS,
+        .param_f32 = a->param_type == HK_DTYPE_F32,
+    };
+    unsigned grid[3] = {1, 1, 1}, block[3] = {HK_LN_ANY_BLOCK, 1, 1};
+    const char *kernel = t->fwd_any;
+    int64_t blocks;
+    if (cfg) {
+        block[0] = hk_ln_block(cfg->tpr);
+        const int64_t rows_per_block = block[0] / cfg->tpr;
+        blocks = (a->rows + rows_per_block - 1) / rows_per_block;
+        kernel = cfg->kernel;
+    } else {
+        blocks = a->rows < ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM ? a->rows
+                                                                          : ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM;
+    }
+    if (blocks > INT32_MAX)
+        return hk_fail(HK_ERR_UNSUPPORTED, "cuda.ln_fused: %lld rows exceed the grid limit", (long long)a->rows);
+    grid[0] = (unsigned)blocks;
+    void *params[] = {&p};
+    return hk_gpu_launch(ctx, kernel, grid, block, 0, a->stream, params);
+}
+
+HK_INTERNAL const hk_variant hk_cuda_ln_fused = {
+    .op = HK_OP_LN_FUSED,
+    .name = "cuda.ln_fused",
+    .description = "dropout + residual + LayerNorm/RMSNorm forward, bf16/f16/f32, rows held in registers up to "
+                   "32768 (2-byte) / 16384 (f32) aligned cols, any shape otherwise; Philox mask as the CPU",
+    .backend = HK_BACKEND_CUDA,
+    .archs = "sm_90a",
+    .supports = hk_cuda_ln_supports,
+    .run = hk_cuda_ln_fused_run,
+    .workspace = NULL,
+};
+
+/* ---------------------------------------------------------------- backward */
+
+typedef struct hk_ln_bwd_plan {
+    const char *kernel;
+    unsigned grid, block;
+    bool dgamma, dbeta; /* partial arrays in the workspace, in this order */
+} hk_ln_bwd_plan;
+
+/* The plan depends only on the shape, the pointers' alignment and the device, so workspace() and run()
+ * agree, and the partial sums (hence dgamma/dbeta) are the same on every call. */
+static hk_ln_bwd_plan hk_ln_bwd_plan_of(const hk_context *ctx, const hk_ln_fused_bwd_args *a)
+{
+    const hk_ln_table *t = hk_ln_table_of(a->dtype);
+    const int64_t v = 16 / (int64_t)hk_dtype_size(a->dtype);
+    const bool vector = a->cols % v == 0 && hk_rows_aligned(a->dy, a->dy_stride, v) &&
+                        hk_rows_aligned(a->z, a->z_stride, v) && hk_rows_aligned(a->dz_extra, a->dz_extra_stride, v) &&
+                        hk_rows_aligned(a->dx, a->dx_stride, v) &&
+                        hk_rows_aligned(a->dresidual, a->dresidual_stride, v) && hk_cuda_aligned16(a->gamma);
+    const hk_ln_config *cfg = vector ? hk_ln_pick(t->bwd, t->bwd_count, a->cols, v) : NULL;
+    hk_ln_bwd_plan plan = {.kernel = t->bwd_any, .block = HK_LN_ANY_BLOCK};
+    int64_t groups = a->rows, blocks = ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM;
+    if (cfg) {
+        plan.kernel = cfg->kernel;
+        plan.block = hk_ln_block(cfg->tpr);
+        const int64_t rows_per_block = plan.block / cfg->tpr;
+        groups = (a->rows + rows_per_block - 1) / rows_per_block;
+        blocks = ctx->multiprocessors * cfg->min_blocks;
+    }
+    plan.grid = (unsigned)(groups < blocks ? groups : blocks);
+    plan.dgamma = a->dgamma != NULL;
+    plan.dbeta = a->dbeta != NULL && a->norm == HK_NORM_LAYER;
+    return plan;
+}
+
+static size_t hk_cuda_ln_fused_bwd_workspace(const hk_context *ctx, const void *args)
+{
+    const hk_ln_fused_bwd_args *a = args;
+    if (a->rows == 0 || a->cols == 0)
+        return 0;
+    const hk_ln_bwd_plan plan = hk_ln_bwd_plan_of(ctx, a);
+    return (size_t)plan.grid * (size_t)a->cols * sizeof(float) * (size_t)(plan.dgamma + plan.dbeta);
+}
+
+static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
+{
+    const hk_ln_fused_bwd_args *a = args;
+    if (a->rows == 0 || a->cols == 0)
+        return HK_OK;
+    const hk_ln_bwd_plan plan = hk_ln_bwd_plan_of(ctx, a);
+    const size_t need = hk_cuda_ln_fused_bwd_workspace(ctx, a);
+    if (a->workspace_size < need || (need && !a->workspace))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                       "ln_fused_bwd: workspace of %zu bytes at %p; this call needs %zu "
+                       "(hk_ln_fused_bwd_workspace_size)",
+                       a->workspace_size, a->workspace, need);
+    if (((uintptr_t)a->workspace & (sizeof(float) - 1)) != 0)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "ln_fused_bwd: workspace %p is not 4-byte aligned", a->workspace);
+    float *dgamma_part = plan.dgamma ? a->workspace : NULL;
+    float *dbeta_part = plan.dbeta ? (float *)a->workspace + (plan.dgamma ? (size_t)plan.grid * a->cols : 0) : NULL;
+
+    hk_ln_bwd_params p = {
+        .dy = a->dy,
+        .z = a->z,
+        .dz_extra = a->dz_extra,
+        .gamma = a->gamma,
+        .mean = a->mean,
+        .rstd = a->rstd,
+        .dx = a->dx,
+        .dresidual = a->dresidual,
+        .dgamma_part = dgamma_part,
+        .dbeta_part = dbeta_part,
+        .dy_stride = a->dy_stride,
+        .z_stride = a->z_stride,
+        .dz_extra_stride = a->dz_extra_stride,
+        .dx_stride = a->dx_stride,
+        .dresidual_stride = a->dresidual_stride,
+        .rows = a->rows,
+        .cols = a->cols,
+        .seed = a->seed,
+        .offset = a->offset,
+        .dropout_scale = 1.0f / (1.0f - a->dropout_p),
+        .dropout_threshold = hk_dropout_threshold(a->dropout_p),
+        .dropout = a->dropout_p > 0.0f,
+        .rms = a->norm == HK_NORM_RMS,
+        .param_f32 = a->param_type == HK_DTYPE_F32,
+    };
+    const unsigned grid[3] = {plan.grid, 1, 1}, block[3] = {plan.block, 1, 1};
+    void *params[] = {&p};
+    hk_status st = hk_gpu_launch(ctx, plan.kernel, grid, block, 0, a->stream, params);
+    if (st != HK_OK || !(plan.dgamma || plan.dbeta))
+        return st;
+
+    hk_ln_reduce_params r = {
+        .dgamma_part = dgamma_part,
+        .dbeta_part = dbeta_part,
+        .dgamma = a->dgamma,
+        .dbeta = plan.dbeta ? a->dbeta : NULL,
+        .parts = plan.grid,
+        .cols = a->cols,
+    };
+    const int64_t col_blocks = (a->cols + HK_LN_REDUCE_COLS - 1) / HK_LN_REDUCE_COLS;
+    if (col_blocks > INT32_MAX)
+        return hk_fail(HK_ERR_UNSUPPORTED, "cuda.ln_fused_bwd: %lld cols exceed the grid limit", (long long)a->cols);
+    const unsigned rgrid[3] = {(unsigned)col_blocks, 1, 1},
+                   rblock[3] = {HK_LN_REDUCE_COLS * HK_LN_REDUCE_SLICES, 1, 1};
+    void *rparams[] = {&r};
+    return hk_gpu_launch(ctx, "hk_ln_bwd_reduce", rgrid, rblock, 0, a->stream, rparams);
+}
+
+HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd = {
+    .op = HK_OP_LN_FUSED_BWD,
+    .name = "cuda.ln_fused_bwd",
+    .description = "LayerNorm/RMSNorm + dropout backward, bf16/f16/f32, persistent blocks with register-held "
+                   "dgamma/dbeta partials summed in a fixed order through the workspace (deterministic)",
+    .backend = HK_BACKEND_CUDA,
+    .archs = "sm_90a",
+    .supports = hk_cuda_ln_supports,
+    .run = hk_cuda_ln_fused_bwd_run,
+    .workspace = hk_cuda_ln_fused_bwd_workspace,
+};

@@ -1,0 +1,92 @@
+/* CUDA rotary embedding: picks the 16-byte-vector kernel when the shape and the pointers allow it, else the
+ * scalar one (any alignment, any even rotary_dim); both cover every feature of the CPU reference. */
+#include "ops.h"
+
+#include "hopper/rotary.h"
+
+/* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */
+static const char *const hk_rotary_kernels[3][2][2] = {
+    {{"hk_rotary_bf16_half_v", "hk_rotary_bf16_half_s"}, {"hk_rotary_bf16_inter_v", "hk_rotary_bf16_inter_s"}},
+    {{"hk_rotary_f16_half_v", "hk_rotary_f16_half_s"}, {"hk_rotary_f16_inter_v", "hk_rotary_f16_inter_s"}},
+    {{"hk_rotary_f32_half_v", "hk_rotary_f32_half_s"}, {"hk_rotary_f32_inter_v", "hk_rotary_f32_inter_s"}},
+};
+
+static int hk_rotary_dtype_index(hk_dtype dtype)
+{
+    return dtype == HK_DTYPE_BF16 ? 0 : dtype == HK_DTYPE_F16 ? 1 : dtype == HK_DTYPE_F32 ? 2 : -1;
+}
+
+static hk_status hk_cuda_rotary_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
+{
+    (void)ctx;
+    const hk_rotary_args *a = args;
+    if (hk_rotary_dtype_index(a->dtype) < 0) {
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
+        return HK_ERR_UNSUPPORTED;
+    }
+    return HK_OK;
+}
+
+static bool hk_strides_multiple(const int64_t s[3], int64_t v) { return s[0] % v == 0 && s[1] % v == 0 && s[2] % v == 0; }
+
+static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
+{
+    const hk_rotary_args *a = args;
+    const int64_t tokens = a->batch * a->seqlen;
+    if (tokens == 0 || a->heads == 0 || a->head_dim == 0)
+        return HK_OK;
+    const int64_t v = 16 / (int64_t)hk_dtype_size(a->dtype);
+    const int64_t half = a->rotary_dim / 2;
+    /* In place (same pointer and strides) the features past rotary_dim already hold their values. */
+    const bool in_place = a->out == a->x && a->out_stride[0] == a->x_stride[0] &&
+                          a->out_stride[1] == a->x_stride[1] && a->out_stride[2] == a->x_stride[2];
+    const bool copy_tail = !in_place && a->rotary_dim < a->head_dim;
+    const bool vector = half % v == 0 && (!copy_tail || (a->head_dim - a->rotary_dim) % v == 0) &&
+                        hk_cuda_aligned16(a->x) && hk_cuda_aligned16(a->out) && hk_cuda_aligned16(a->cos) &&
+                        hk_cuda_aligned16(a->sin) && hk_strides_multiple(a->x_stride, v) &&
+                        hk_strides_multiple(a->out_stride, v);
+    const int64_t width = vector ? v : 1;
+
+    hk_rotary_params p = {
+        .x = a->x,
+        .out = a->out,
+        .cos = a->cos,
+        .sin = a->sin,
+        .position_ids = a->position_ids,
+        .x_stride = {a->x_stride[0], a->x_stride[1], a->x_stride[2]},
+        .out_stride = {a->out_stride[0], a->out_stride[1], a->out_stride[2]},
+        .seqlen = a->seqlen,
+        .heads = a->heads,
+        .table_positions = a->table_positions,
+        .position_offset = a->position_offset,
+        .half = (int32_t)half,
+        .rotary_dim = (int32_t)a->rotary_dim,
+        .chunks = (int32_t)(half / width),
+        .copy_chunks = copy_tail ? (int32_t)((a->head_dim - a->rotary_dim) / width) : 0,
+        .head_groups = (int32_t)((a->heads + HK_ROTARY_HEADS_PER_THREAD - 1) / HK_ROTARY_HEADS_PER_THREAD),
+        .sign = a->inverse ? -1.0f : 1.0f,
+    };
+    if (p.chunks + p.copy_chunks == 0)
+        return HK_OK; /* rotary_dim == 0 in place: nothing changes */
+    p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
+    const int64_t blocks = (p.units + HK_ROTARY_BLOCK - 1) / HK_ROTARY_BLOCK;
+    if (blocks > INT32_MAX)
+        return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld thread blocks exceed the grid limit", (long long)blocks);
+    const char *kernel =
+        hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
+    const unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {HK_ROTARY_BLOCK, 1, 1};
+    void *params[] = {&p};
+    return hk_gpu_launch(ctx, kernel, grid, block, 0, a->stream, params);
+}
+
+HK_INTERNAL const hk_variant hk_cuda_rotary = {
+    .op = HK_OP_ROTARY,
+    .name = "cuda.rotary",
+    .description = "streaming rotary embedding, bf16/f16/f32: 16-byte vectors when aligned (else scalar), HALF and "
+                   "INTERLEAVED, partial rotary_dim, position ids, in place, inverse",
+    .backend = HK_BACKEND_CUDA,
+    .archs = "sm_90a",
+    .supports = hk_cuda_rotary_supports,
+    .run = hk_cuda_rotary_run,
+    .workspace = NULL,
+};

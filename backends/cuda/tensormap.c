@@ -1,0 +1,40 @@
+/* cuTensorMapEncodeTiled is looked up in the libcuda.so.1 that the CUDA driver glue already loaded
+ * (RTLD_NOLOAD: never loads the driver itself), once per process. */
+#include "tensormap.h"
+
+#include <dlfcn.h>
+
+typedef int (*hk_encode_tiled_fn)(void *map, int data_type, unsigned rank, void *base, const uint64_t *dims,
+                                  const uint64_t *strides, const uint32_t *box, const uint32_t *element_strides,
+                                  int interleave, int swizzle, int l2_promotion, int oob_fill);
+
+enum { HK_CU_TMAP_INTERLEAVE_NONE = 0, HK_CU_TMAP_SWIZZLE_128B = 3, HK_CU_TMAP_L2_256B = 3, HK_CU_TMAP_OOB_ZERO = 0 };
+
+static hk_encode_tiled_fn encode_tiled;
+static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+
+static void find_encode(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (lib)
+        *(void **)&encode_tiled = dlsym(lib, "cuTensorMapEncodeTiled");
+    /* the handle stays open: the driver glue holds the library for the life of the process anyway */
+}
+
+hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
+                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer)
+{
+    pthread_once(&encode_once, find_encode);
+    if (!encode_tiled)
+        return hk_fail(HK_ERR_RUNTIME, "cuda: the loaded libcuda.so.1 lacks cuTensorMapEncodeTiled (driver older than CUDA 12)");
+    const uint64_t dims[2] = {inner, outer}, strides[1] = {pitch_bytes};
+    const uint32_t box[2] = {box_inner, box_outer}, element_strides[2] = {1, 1};
+    int r = encode_tiled(map, data_type, 2, (void *)base, dims, strides, box, element_strides, HK_CU_TMAP_INTERLEAVE_NONE,
+                         HK_CU_TMAP_SWIZZLE_128B, HK_CU_TMAP_L2_256B, HK_CU_TMAP_OOB_ZERO);
+    if (r != 0)
+        return hk_fail(HK_ERR_RUNTIME,
+                       "cuda: cuTensorMapEncodeTiled returned %d (%llu x %llu elements, pitch %llu bytes, box %u x %u)", r,
+                       (unsigned long long)inner, (unsigned long long)outer, (unsigned long long)pitch_bytes, box_inner,
+                       box_outer);
+    return HK_OK;
+}

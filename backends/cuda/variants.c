@@ -1,0 +1,10 @@
+#include "ops.h"
+
+/* In order of preference within each op. */
+HK_INTERNAL const hk_variant *const hk_cuda_variants[] = {
+    &hk_cuda_rotary,
+    &hk_cuda_ln_fused,
+    &hk_cuda_ln_fused_bwd,
+    &hk_cuda_gemm,
+    NULL,
+};

@@ -1,0 +1,113 @@
+"""GEMM rows for bench/peers.py (libhk vs torch.matmul = cuBLAS, and torch._scaled_mm for fp8), on the same
+random inputs. peers.py registers it with `group('gemm')(gemm_bench.bench_gemm)`; standalone:
+    HK_LIB=build/libhk.so.1 python3 bench/gemm_bench.py [--reps N]
+Compute-bound: inputs are not rotated (a 4096^3 GEMM re-reads its 64 MB of operands from L2 either way)."""
+import argparse
+import ctypes
+import os
+import sys
+from ctypes import POINTER, c_float, c_int, c_int64, c_size_t, c_void_p
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+
+
+class GemmArgs(hk._Args):
+    _fields_ = [('struct_size', c_size_t), ('m', c_int64), ('n', c_int64), ('k', c_int64),
+                ('a_type', c_int), ('b_type', c_int), ('d_type', c_int), ('trans_a', c_int), ('trans_b', c_int),
+                ('a', c_void_p), ('lda', c_int64), ('b', c_void_p), ('ldb', c_int64),
+                ('c', c_void_p), ('ldc', c_int64), ('d', c_void_p), ('ldd', c_int64),
+                ('alpha', c_float), ('beta', c_float), ('scale_a', c_float), ('scale_b', c_float),
+                ('stream', c_void_p)]
+
+
+TORCH_DTYPE = {torch.bfloat16: 'bf16', torch.float32: 'f32', torch.float16: 'f16', torch.float8_e4m3fn: 'fp8_e4m3'}
+
+
+def rel_err(out, ref):
+    out, ref = out.double(), ref.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=0.0, scale_b=0.0):
+    """out = alpha * scale_a * scale_b * a @ (w.T if trans_b else w) + beta * c, through libhk."""
+    L = b.lib.lib
+    L.hk_gemm.argtypes = [c_void_p, POINTER(GemmArgs)]
+    m, k = a.shape
+    n = w.shape[0] if trans_b else w.shape[1]
+    args = GemmArgs(m=m, n=n, k=k, a_type=hk.DTYPE[TORCH_DTYPE[a.dtype]], b_type=hk.DTYPE[TORCH_DTYPE[w.dtype]],
+                    d_type=hk.DTYPE[TORCH_DTYPE[out.dtype]], trans_a=0, trans_b=int(trans_b),
+                    a=a.data_ptr(), lda=a.stride(0), b=w.data_ptr(), ldb=w.stride(0),
+                    c=c.data_ptr() if c is not None else None, ldc=c.stride(0) if c is not None else 0,
+                    d=out.data_ptr(), ldd=out.stride(0), alpha=alpha, beta=beta, scale_a=scale_a, scale_b=scale_b,
+                    stream=b.stream)
+
+    def run(_i=0):
+        b.lib.check(L.hk_gemm(b.ctx, ctypes.byref(args)), 'hk_gemm')
+    return run
+
+
+def bench_gemm(b):
+    dev = b.dev
+    # correctness first: ragged nn.Linear layout with alpha/beta and C aliasing D, then fp8 with scales
+    m, n, k = 1000, 1500, 776
+    a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+    c0 = torch.randn(m, n, device=dev, dtype=torch.bfloat16)
+    d = c0.clone()
+    hk_gemm_fn(b, a, w, d, alpha=0.5, beta=0.25, c=d)()
+    torch.cuda.synchronize()
+    ref = 0.5 * (a.double() @ w.double().T) + 0.25 * c0.double()
+    b.check('gemm', f'{m}x{n}x{k} bf16 nt', 'alpha/beta, C aliases D', rel_err(d, ref), 1e-2)
+    a8 = (torch.randn(m, 784, device=dev) * 2).to(torch.float8_e4m3fn)
+    w8 = (torch.randn(n, 784, device=dev) * 2).to(torch.float8_e4m3fn)
+    d8 = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+    hk_gemm_fn(b, a8, w8, d8, scale_a=0.5, scale_b=2.5)()
+    torch.cuda.synchronize()
+    ref = 1.25 * (a8.double() @ w8.double().T)
+    b.check('gemm', f'{m}x{n}x784 e4m3 nt', 'scales', rel_err(d8, ref), 1e-2)
+
+    for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192),
+                      (8192, 8192, 28672)]:
+        shape = f'{m}x{n}x{k}'
+        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+        out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+        flops = 2.0 * m * n * k
+        b.row('gemm', shape + ' bf16', 'libhk', hk_gemm_fn(b, a, w, out), flops=flops)
+        b.row('gemm', shape + ' bf16', 'torch.matmul', lambda i: torch.matmul(a, w.T), flops=flops)
+        ref = torch.matmul(a, w.T)
+        torch.cuda.synchronize()
+        b.check('gemm', shape + ' bf16', 'vs torch.matmul', rel_err(out, ref), 1e-2)
+        del a, w, out, ref
+    one = torch.ones((), device=dev)
+    for s in (8192, 16384):
+        shape = f'{s}x{s}x{s}'
+        a = (torch.randn(s, s, device=dev) * 2).to(torch.float8_e4m3fn)
+        w = (torch.randn(s, s, device=dev) * 2).to(torch.float8_e4m3fn)
+        out = torch.empty(s, s, device=dev, dtype=torch.bfloat16)
+        flops = 2.0 * s ** 3
+        b.row('gemm', shape + ' e4m3', 'libhk', hk_gemm_fn(b, a, w, out), flops=flops)
+        b.row('gemm', shape + ' e4m3', 'torch._scaled_mm',
+              lambda i: torch._scaled_mm(a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), flops=flops)
+        del a, w, out
+
+
+def main():
+    import peers  # the shared Bench (timing, rows, checks)
+    p = argparse.ArgumentParser()
+    p.add_argument('--lib', default=None)
+    p.add_argument('--reps', type=int, default=30)
+    p.add_argument('--warmup', type=int, default=5)
+    args = p.parse_args()
+    b = peers.Bench(args)
+    bench_gemm(b)
+    fails = [c for c in b.checks if not c['ok']]
+    print(f'{len(b.checks) - len(fails)} passed, {len(fails)} failed')
+    return 1 if fails else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,399 @@
+/* Standalone check-and-time harness for the Hopper GEMM kernels (not part of libhk): includes
+ * kernels/hopper/gemm.cu, builds tensor maps like backends/cuda/gemm.c, checks against an fp32 naive
+ * GPU reference (all layouts, ragged shapes, alpha/beta, C aliasing D, padded ldd, fp8) and times
+ * against cuBLAS / cuBLASLt in the same process.
+ * Build: nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels gemm_harness.cu
+ *        -lcublas -lcublasLt -lcuda -o gemm_harness */
+#include "hopper/gemm.cu"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace hk::hopper;
+
+#define CK(x)                                                                                                   \
+    do {                                                                                                        \
+        cudaError_t e_ = (x);                                                                                   \
+        if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } \
+    } while (0)
+#define CKB(x)                                                                                                  \
+    do {                                                                                                        \
+        int s_ = (int)(x);                                                                                      \
+        if (s_ != 0) { fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, s_); exit(1); }         \
+    } while (0)
+
+enum dt { BF16, F32, E4M3 };
+static size_t dsize(dt t) { return t == F32 ? 4 : t == BF16 ? 2 : 1; }
+
+typedef void (*kern_t)(CUtensorMap, CUtensorMap, CUtensorMap, gemm_params);
+static kern_t pick(dt in, bool ta, bool tb, dt out)
+{
+    if (in == E4M3) return ta || !tb ? nullptr : out == BF16 ? hk_gemm_sm90_e4m3_nt_bf16 : hk_gemm_sm90_e4m3_nt_f32;
+    const bool amn = ta, bmn = !tb;
+    if (!amn && !bmn) return out == BF16 ? hk_gemm_sm90_bf16_nt_bf16 : hk_gemm_sm90_bf16_nt_f32;
+    if (!amn && bmn) return out == BF16 ? hk_gemm_sm90_bf16_nn_bf16 : hk_gemm_sm90_bf16_nn_f32;
+    if (amn && !bmn) return out == BF16 ? hk_gemm_sm90_bf16_tt_bf16 : hk_gemm_sm90_bf16_tt_f32;
+    return out == BF16 ? hk_gemm_sm90_bf16_tn_bf16 : hk_gemm_sm90_bf16_tn_f32;
+}
+
+static int opt_group_m = 8, opt_direct = 0; /* tuning knobs the harness sweeps */
+
+static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo)
+{
+    CUtensorMap m;
+    cuuint64_t dims[2] = {inner, outer}, strides[1] = {ld * dsize(t)};
+    cuuint32_t box[2] = {bi, bo}, es[2] = {1, 1};
+    CUresult r = cuTensorMapEncodeTiled(&m, t == BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : t == F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_UINT8, 2,
+                                        const_cast<void *>(base), dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) { fprintf(stderr, "cuTensorMapEncodeTiled failed %d\n", (int)r); exit(1); }
+    return m;
+}
+
+static int num_sms;
+
+struct problem {
+    int m, n, k;
+    dt in, out;
+    bool ta, tb;
+    const void *a, *b;
+    int64_t lda, ldb;
+    const void *c;
+    int64_t ldc;
+    void *d;
+    int64_t ldd;
+    float alpha, beta;
+};
+
+static void run_hk(const problem &q, cudaStream_t st = 0)
+{
+    const int bk = 128 / dsize(q.in);
+    CUtensorMap ma, mb;
+    if (q.k == 0) { /* no k-block is loaded: any valid map will do */
+        ma = mb = make_map((const void *)((uintptr_t)q.d & ~uintptr_t(15)), q.in, bk, 1, bk, bk, 1);
+    } else {
+        ma = q.ta ? make_map(q.a, q.in, q.m, q.k, q.lda, 64, bk) : make_map(q.a, q.in, q.k, q.m, q.lda, bk, gemm_bm);
+        mb = q.tb ? make_map(q.b, q.in, q.k, q.n, q.ldb, bk, gemm_bn) : make_map(q.b, q.in, q.n, q.k, q.ldb, 64, bk);
+    }
+    gemm_params p;
+    p.m = q.m; p.n = q.n; p.k = q.k;
+    p.group_m = opt_group_m;
+    const size_t eo = dsize(q.out);
+    p.tma_store = !opt_direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0;
+    CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
+    p.vec2 = (q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0)) ? 1 : 0;
+    p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
+    kern_t k = pick(q.in, q.ta, q.tb, q.out);
+    const unsigned smem = q.in == E4M3 ? gemm_cfg<__nv_fp8_e4m3>::smem_bytes : gemm_cfg<__nv_bfloat16>::smem_bytes;
+    static bool attr_done[32];
+    int idx = (int)q.in * 8 + q.ta * 4 + q.tb * 2 + (q.out == BF16);
+    if (!attr_done[idx]) { CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); attr_done[idx] = true; }
+    const int tiles = ((q.m + gemm_bm - 1) / gemm_bm) * ((q.n + gemm_bn - 1) / gemm_bn);
+    k<<<std::min(tiles, num_sms), gemm_threads, smem, st>>>(ma, mb, md, p);
+}
+
+/* ---- reference and helpers */
+__device__ float ld_el(const void *p, int64_t i, int t)
+{
+    if (t == BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (t == F32) return ((const float *)p)[i];
+    return float(((const __nv_fp8_e4m3 *)p)[i]);
+}
+__global__ void ref_kernel(problem q, float *out, const float *c0, float scale)
+{
+    int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+    if (n >= q.n) return;
+    float s = 0.f;
+    for (int k = 0; k < q.k; ++k) {
+        float a = ld_el(q.a, q.ta ? (int64_t)k * q.lda + m : (int64_t)m * q.lda + k, q.in);
+        float b = ld_el(q.b, q.tb ? (int64_t)n * q.ldb + k : (int64_t)k * q.ldb + n, q.in);
+        s += a * b;
+    }
+    float r = q.alpha * scale * s;
+    if (q.beta != 0.f) r += q.beta * c0[(int64_t)m * q.n + n];
+    out[(int64_t)m * q.n + n] = r;
+}
+__global__ void fill_kernel(void *p, int64_t n, int t, uint32_t seed, float range)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+        h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
+        float v = ((h & 0xFFFFFF) / 16777215.f * 2.f - 1.f) * range;
+        if (t == BF16) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
+        else if (t == F32) ((float *)p)[i] = v;
+        else ((__nv_fp8_e4m3 *)p)[i] = __nv_fp8_e4m3(v);
+    }
+}
+__global__ void gather_kernel(const void *d, int t, int m, int n, int64_t ld, float *out)
+{
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= (int64_t)m * n) return;
+    out[i] = ld_el(d, (i / n) * ld + i % n, t);
+}
+static void fill(void *p, int64_t n, dt t, uint32_t seed, float range = 1.f)
+{
+    fill_kernel<<<1024, 256>>>(p, n, (int)t, seed, range);
+    CK(cudaGetLastError());
+}
+
+static int failures;
+static uint32_t seed_ctr = 12345;
+
+/* One checked case. c_mode: 0 beta=0 C NULL; 1 beta != 0 with C aliasing D; 2 beta != 0 with separate C. */
+static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mode, int pad, float scale = 1.f)
+{
+    const size_t ei = dsize(in), eo = dsize(out);
+    const int align = 16 / (int)ei;
+    auto up = [&](int64_t x) { return (x + align - 1) / align * align; };
+    problem q;
+    q.m = m; q.n = n; q.k = k; q.in = in; q.out = out; q.ta = ta; q.tb = tb;
+    q.lda = up(ta ? m : k) + (pad ? align : 0);
+    q.ldb = up(tb ? k : n) + (pad ? align : 0);
+    q.ldd = n + pad;
+    q.ldc = c_mode == 2 ? n + 3 : q.ldd;
+    const int64_t arows = ta ? k : m, brows = tb ? n : k;
+    void *a, *b, *d, *c = nullptr;
+    CK(cudaMalloc(&a, std::max<int64_t>(1, arows * q.lda * ei)));
+    CK(cudaMalloc(&b, std::max<int64_t>(1, brows * q.ldb * ei)));
+    CK(cudaMalloc(&d, (int64_t)m * q.ldd * eo));
+    fill(a, arows * q.lda, in, seed_ctr++, in == E4M3 ? 2.f : 1.f);
+    fill(b, brows * q.ldb, in, seed_ctr++, in == E4M3 ? 2.f : 1.f);
+    CK(cudaMemset(d, 0xFF, (int64_t)m * q.ldd * eo)); /* NaN poison (also padding) */
+    q.alpha = 0.75f * scale; q.beta = c_mode ? 0.5f : 0.f;
+    float *c0;
+    CK(cudaMalloc(&c0, sizeof(float) * std::max<int64_t>(1, (int64_t)m * n)));
+    if (c_mode == 1) {
+        fill(d, (int64_t)m * q.ldd, out, seed_ctr++);
+        c = d;
+    } else if (c_mode == 2) {
+        CK(cudaMalloc(&c, (int64_t)m * q.ldc * eo));
+        fill(c, (int64_t)m * q.ldc, out, seed_ctr++);
+    }
+    if (c) gather_kernel<<<(int)(((int64_t)m * n + 255) / 256), 256>>>(c, out, m, n, q.ldc, c0);
+    q.a = a; q.b = b; q.c = c; q.d = d;
+    /* restore padding poison after C fill so untouched padding stays detectable */
+    if (c_mode == 1 && pad) {
+        for (int r = 0; r < m; ++r) CK(cudaMemset((char *)d + ((int64_t)r * q.ldd + n) * eo, 0xFF, pad * eo));
+    }
+    float *ref, *got;
+    CK(cudaMalloc(&ref, sizeof(float) * std::max<int64_t>(1, (int64_t)m * n)));
+    CK(cudaMalloc(&got, sizeof(float) * std::max<int64_t>(1, (int64_t)m * n)));
+    problem qr = q;
+    qr.alpha = 0.75f;
+    ref_kernel<<<dim3((n + 127) / 128, m), 128>>>(qr, ref, c0, scale);
+    CK(cudaGetLastError());
+    run_hk(q);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    gather_kernel<<<(int)(((int64_t)m * n + 255) / 256), 256>>>(d, out, m, n, q.ldd, got);
+    CK(cudaDeviceSynchronize());
+    std::vector<float> hr((size_t)m * n), hg((size_t)m * n);
+    CK(cudaMemcpy(hr.data(), ref, sizeof(float) * m * n, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hg.data(), got, sizeof(float) * m * n, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    long nan = 0;
+    for (size_t i = 0; i < hr.size(); ++i) {
+        if (std::isnan(hg[i])) { ++nan; continue; }
+        num += (hg[i] - hr[i]) * (double)(hg[i] - hr[i]);
+        den += hr[i] * (double)hr[i];
+    }
+    long pad_bad = 0;
+    if (pad) {
+        std::vector<unsigned char> raw((size_t)m * q.ldd * eo);
+        CK(cudaMemcpy(raw.data(), d, raw.size(), cudaMemcpyDeviceToHost));
+        for (int r = 0; r < m; ++r)
+            for (size_t j = (size_t)n * eo; j < (size_t)q.ldd * eo; ++j) pad_bad += raw[(size_t)r * q.ldd * eo + j] != 0xFF;
+    }
+    const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    /* fp8 wgmma accumulates with the tensor core's own (reduced) precision: ~1e-3 at k = 4096 */
+    const double tol = out == BF16 ? 1e-2 : (in == E4M3 ? 3e-3 : 1e-4);
+    const bool ok = nan == 0 && pad_bad == 0 && rel < tol;
+    if (!ok) ++failures;
+    printf("check %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld %s\n",
+           in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n", tb ? "t" : "n", out == BF16 ? "bf16" : "f32", m, n, k, c_mode, pad,
+           !opt_direct && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad, ok ? "ok" : "FAIL");
+    cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(c0); cudaFree(ref); cudaFree(got);
+    if (c_mode == 2) cudaFree(c);
+}
+
+/* ---- timing */
+/* Medians of fs[i] timed in alternation (so clock/power drift hits every contender alike). */
+static std::vector<double> median_ms_multi(std::vector<std::function<void()>> fs, int reps)
+{
+    const size_t nf = fs.size();
+    std::vector<cudaEvent_t> ev(2 * reps * nf);
+    for (auto &e : ev) CK(cudaEventCreate(&e));
+    for (auto &f : fs) for (int i = 0; i < 3; ++i) f();
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < reps; ++i)
+        for (size_t j = 0; j < nf; ++j) { CK(cudaEventRecord(ev[2 * (i * nf + j)])); fs[j](); CK(cudaEventRecord(ev[2 * (i * nf + j) + 1])); }
+    CK(cudaDeviceSynchronize());
+    std::vector<double> out;
+    for (size_t j = 0; j < nf; ++j) {
+        std::vector<float> ms(reps);
+        for (int i = 0; i < reps; ++i) CK(cudaEventElapsedTime(&ms[i], ev[2 * (i * nf + j)], ev[2 * (i * nf + j) + 1]));
+        std::sort(ms.begin(), ms.end());
+        out.push_back(ms[reps / 2]);
+    }
+    for (auto &e : ev) cudaEventDestroy(e);
+    return out;
+}
+static cublasLtHandle_t lt;
+static void *lt_ws;
+static const size_t lt_ws_bytes = 64 << 20;
+
+/* Row-major D[m,n] = A[m,k] B[n,k]^T as column-major D^T = B^T(op T) x A: cuBLAS's "TN". */
+static bool lt_plan(int m, int n, int k, dt in, cublasLtMatmulDesc_t &op, cublasLtMatrixLayout_t L[3], cublasLtMatmulAlgo_t &algo)
+{
+    cudaDataType_t ti = in == E4M3 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+    CKB(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t tA = CUBLAS_OP_T, tB = CUBLAS_OP_N;
+    CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tA, sizeof(tA)));
+    CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tB, sizeof(tB)));
+    CKB(cublasLtMatrixLayoutCreate(&L[0], ti, k, n, k));
+    CKB(cublasLtMatrixLayoutCreate(&L[1], ti, k, m, k));
+    CKB(cublasLtMatrixLayoutCreate(&L[2], CUDA_R_16BF, n, m, n));
+    cublasLtMatmulPreference_t pref;
+    CKB(cublasLtMatmulPreferenceCreate(&pref));
+    CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &lt_ws_bytes, sizeof(lt_ws_bytes)));
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lt, op, L[0], L[1], L[2], L[2], pref, 1, &res, &got);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || got == 0) return false;
+    algo = res.algo;
+    return true;
+}
+
+struct row { std::string what; int m, n, k; double tf, ratio; };
+static std::vector<row> rows;
+
+/* Times the hk configs {group_m, direct} and the cuBLAS contenders in alternation; ratio is against the
+ * fastest cuBLAS path of the same run. */
+static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t blas, int reps,
+                  std::vector<std::pair<int, int>> cfgs = {{8, 0}})
+{
+    const size_t ei = dsize(in);
+    void *a, *b, *d, *d2;
+    CK(cudaMalloc(&a, (size_t)m * k * ei));
+    CK(cudaMalloc(&b, (size_t)n * k * ei));
+    CK(cudaMalloc(&d, (size_t)m * n * 2));
+    CK(cudaMalloc(&d2, (size_t)m * n * 2));
+    fill(a, (int64_t)m * k, in, seed_ctr++, in == E4M3 ? 2.f : 1.f);
+    fill(b, (int64_t)n * k, in, seed_ctr++, in == E4M3 ? 2.f : 1.f);
+    problem q{m, n, k, in, BF16, ta, tb, a, b, ta ? m : k, tb ? k : n, nullptr, n, d, n, 1.f, 0.f};
+    const double flop = 2.0 * m * n * (double)k;
+    std::vector<std::function<void()>> fs;
+    std::vector<std::string> names;
+    char lay[8];
+    snprintf(lay, sizeof lay, "%s %s%s", in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n", tb ? "t" : "n");
+    for (auto c : cfgs) {
+        fs.push_back([&q, c] { opt_group_m = c.first; opt_direct = c.second; run_hk(q); });
+        names.push_back(std::string("hk ") + lay + " g" + std::to_string(c.first) + (c.second ? " reg" : " tma"));
+    }
+    const size_t nhk = fs.size();
+    float one = 1.f, zero = 0.f;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t L[3];
+    cublasLtMatmulAlgo_t algo;
+    if (!ta && tb) {
+        if (lt_plan(m, n, k, in, op, L, algo)) {
+            fs.push_back([&] { CKB(cublasLtMatmul(lt, op, &one, b, L[0], a, L[1], &zero, d2, L[2], d2, L[2], &algo, lt_ws, lt_ws_bytes, 0)); });
+            names.push_back(std::string("cublasLt ") + lay);
+        }
+        if (in == BF16) {
+            fs.push_back([&] {
+                CKB(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a, CUDA_R_16BF, k, &zero, d2,
+                                 CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            });
+            names.push_back(std::string("cublasGemmEx ") + lay);
+        }
+    }
+    std::vector<double> ms = median_ms_multi(fs, reps);
+    CK(cudaGetLastError());
+    double best_ref = 0;
+    for (size_t j = nhk; j < ms.size(); ++j) best_ref = std::max(best_ref, flop / ms[j] / 1e9);
+    for (size_t j = 0; j < ms.size(); ++j) {
+        const double tf = flop / ms[j] / 1e9;
+        rows.push_back({names[j], m, n, k, tf, best_ref > 0 ? tf / best_ref : 0});
+    }
+    if (fs.size() > nhk) { /* outputs of the last hk config and the last cuBLAS call, sampled */
+        run_hk(q);
+        CK(cudaDeviceSynchronize());
+        std::vector<uint16_t> h1((size_t)m * n), h2((size_t)m * n);
+        CK(cudaMemcpy(h1.data(), d, h1.size() * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(h2.data(), d2, h2.size() * 2, cudaMemcpyDeviceToHost));
+        double num = 0, den = 0;
+        for (size_t i = 0; i < h1.size(); i += 7) {
+            float x, y;
+            uint32_t u1 = (uint32_t)h1[i] << 16, u2 = (uint32_t)h2[i] << 16;
+            memcpy(&x, &u1, 4); memcpy(&y, &u2, 4);
+            num += (x - y) * (double)(x - y); den += y * (double)y;
+        }
+        const double rel = std::sqrt(num / den);
+        const bool ok = rel < 1e-2;
+        if (!ok) ++failures;
+        printf("check vs cuBLAS %dx%dx%d %s: rel=%.2e %s\n", m, n, k, lay, rel, ok ? "ok" : "FAIL");
+    }
+    cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(d2);
+}
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && !strcmp(argv[1], "quick");
+    CK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device %s, %d SMs\n", prop.name, num_sms);
+    if (argc > 1 && !strcmp(argv[1], "probe")) return 0;
+
+    const bool bench_only = argc > 1 && !strcmp(argv[1], "bench");
+    /* correctness: every layout and output, ragged, alpha/beta, aliasing, padding, k = 0 */
+    if (!bench_only) {
+    const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8}};
+    for (opt_direct = 0; opt_direct < 2; ++opt_direct) {
+        for (auto &s : shapes)
+            for (int l = 0; l < 4; ++l)
+                for (dt out : {BF16, F32}) check(s[0], s[1], s[2], BF16, out, l & 2, l & 1, (l + (out == F32)) % 3, (l % 2) * 8);
+        check(300, 500, 0, BF16, BF16, false, true, 1, 0);
+        check(2048, 2048, 2048, BF16, BF16, false, true, 0, 0);
+        check(1024, 1536, 3072, BF16, F32, true, false, 2, 4);
+        check(1000, 1000, 1000, BF16, BF16, false, true, 2, 0);
+        for (dt out : {BF16, F32}) {
+            check(1000, 1500, 784, E4M3, out, false, true, 0, 0, 0.37f);
+            check(257, 263, 528, E4M3, out, false, true, 1, 16, 2.5f);
+            check(2048, 2048, 4096, E4M3, out, false, true, 2, 0, 1.f);
+        }
+    }
+    opt_direct = 0;
+    }
+    if (quick) { printf("%d failures\n", failures); return failures != 0; }
+
+    cublasHandle_t blas;
+    CKB(cublasCreate(&blas));
+    CKB(cublasLtCreate(&lt));
+    CK(cudaMalloc(&lt_ws, lt_ws_bytes));
+    const std::vector<std::pair<int, int>> sweep = {{8, 1}, {8, 0}, {4, 0}, {16, 0}};
+    for (int s : {4096, 8192, 16384}) bench(s, s, s, BF16, false, true, blas, s == 16384 ? 8 : 20, sweep);
+    bench(8192, 28672, 8192, BF16, false, true, blas, 8, {{8, 0}, {16, 0}});
+    bench(8192, 8192, 28672, BF16, false, true, blas, 8, {{8, 0}, {16, 0}});
+    bench(8192, 8192, 8192, BF16, false, false, blas, 8);
+    bench(8192, 8192, 8192, BF16, true, true, blas, 8);
+    for (int s : {8192, 16384}) bench(s, s, s, E4M3, false, true, blas, s == 16384 ? 8 : 20, {{8, 0}, {16, 0}});
+
+    printf("\n%-26s %6s %6s %6s %8s %7s\n", "contender", "m", "n", "k", "TFLOP/s", "vs best cuBLAS");
+    for (auto &r : rows) printf("%-26s %6d %6d %6d %8.1f %7.3f\n", r.what.c_str(), r.m, r.n, r.k, r.tf, r.ratio);
+    printf("%d failures\n", failures);
+    return failures != 0;
+}

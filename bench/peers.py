@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""libhk against its peers on one GPU, in one process, on the same inputs.
+
+libhk is called through ctypes (bench/hk.py) on torch tensors' device pointers and torch's current stream;
+the peers are PyTorch eager and torch.compile of the same math, and a plain device copy (the memory
+ceiling). Timing: CUDA events around every call, median of many calls after warm-up, the calls rotating over
+input sets that together exceed the L2 several times. Each benchmark group also checks libhk's output
+against a float32 reference before timing it.
+
+Adding a row: write a function decorated with @group('name') that takes the Bench and calls
+bench.row(group, shape, impl, fn, bytes=... or flops=...), where fn(i) runs the i-th call (use input set
+i % sets). Rows of one (group, shape) are compared with each other and with the copy ceiling.
+
+usage: peers.py --lib build/libhk.so --out DIR [--only rotary,ln_fwd] [--reps 100]
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+
+GROUPS = []
+
+
+def group(name):
+    def register(fn):
+        GROUPS.append((name, fn))
+        return fn
+    return register
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        torch.manual_seed(0)
+        self.dev = torch.device('cuda')
+        torch.cuda.init()
+        self.props = torch.cuda.get_device_properties(0)
+        self.l2 = getattr(self.props, 'L2_cache_size', 50 << 20)
+        self.lib = hk.Lib(args.lib)
+        self.ctx = self.lib.context('cuda')
+        self.stream = torch.cuda.current_stream().cuda_stream or None  # CUstream as an int
+        self.rows = []
+        self.checks = []
+        self.copy_tbs = None
+
+    def sets_for(self, bytes_per_set):
+        """Input sets to rotate over: together at least 3x the L2, at least 2."""
+        return max(2, math.ceil(3 * self.l2 / max(bytes_per_set, 1)))
+
+    def time_ms(self, fn):
+        reps, warmup = self.args.reps, self.args.warmup
+        for i in range(warmup):
+            fn(i)
+        torch.cuda.synchronize()
+        start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for i in range(reps):
+            start[i].record()
+            fn(warmup + i)
+            end[i].record()
+        torch.cuda.synchronize()
+        times = sorted(s.elapsed_time(e) for s, e in zip(start, end))
+        return statistics.median(times), times[len(times) // 10], times[-1 - len(times) // 10]
+
+    def row(self, grp, shape, impl, fn, bytes=None, flops=None):
+        try:
+            ms, p10, p90 = self.time_ms(fn)
+        except Exception as e:  # a failing peer must not hide the other rows
+            print(f'  {grp:8s} {shape:24s} {impl:14s} FAILED: {e}', flush=True)
+            self.rows.append(dict(group=grp, shape=shape, impl=impl, error=str(e)))
+            return
+        r = dict(group=grp, shape=shape, impl=impl, ms=ms, p10_ms=p10, p90_ms=p90)
+        if bytes is not None:
+            r['bytes'] = bytes
+            r['tbs'] = bytes / ms / 1e9
+            if self.copy_tbs:
+                r['pct_copy'] = 100.0 * r['tbs'] / self.copy_tbs
+            text = f"{r['tbs']:.3f} TB/s" + (f" ({r['pct_copy']:.1f}% of copy)" if self.copy_tbs else '')
+        else:
+            r['flops'] = flops
+            r['tflops'] = flops / ms / 1e9
+            text = f"{r['tflops']:.1f} TFLOP/s"
+        print(f'  {grp:8s} {shape:24s} {impl:14s} {ms * 1e3:9.1f} us  {text}', flush=True)
+        self.rows.append(r)
+
+    def check(self, grp, shape, what, err, limit):
+        ok = err <= limit and not math.isnan(err)
+        print(f'  check {grp} {shape} {what}: {err:.3e} (limit {limit:.0e}) {"ok" if ok else "FAIL"}', flush=True)
+        self.checks.append(dict(group=grp, shape=shape, what=what, err=err, limit=limit, ok=ok))
+
+
+def rel_err(out, ref):
+    out, ref = out.double(), ref.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def compiled(fn):
+    return torch.compile(fn, dynamic=False)
+
+
+# ---------------------------------------------------------------- the memory ceiling
+
+@group('copy')
+def bench_copy(b):
+    n = 1 << 30  # bytes per buffer; each copy reads and writes n
+    src = torch.randint(0, 255, (n,), dtype=torch.uint8, device=b.dev)
+    dst = torch.empty_like(src)
+    b.row('copy', '1 GiB', 'torch copy_', lambda i: dst.copy_(src), bytes=2 * n)
+    b.copy_tbs = b.rows[-1]['tbs']
+
+
+# ---------------------------------------------------------------- rotary
+
+def rope_tables(n, half, device):
+    inv = 1.0 / (10000.0 ** (torch.arange(half, dtype=torch.float64, device=device) / half))
+    ang = torch.arange(n, dtype=torch.float64, device=device)[:, None] * inv[None, :]
+    return torch.cos(ang).float().contiguous(), torch.sin(ang).float().contiguous()
+
+
+def rope_torch(x, cos, sin):
+    """Rotate-half (GPT-NeoX) in fp32 on libhk's own fp32 tables [positions, D/2]."""
+    h = x.shape[-1] // 2
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    x1, x2 = x[..., :h].float(), x[..., h:].float()
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).to(x.dtype)
+
+
+@group('rotary')
+def bench_rotary(b):
+    rope_c = compiled(rope_torch)
+    for (B, N, H, D) in [(16, 4096, 16, 128), (4, 8192, 32, 128)]:
+        shape = f'B{B} N{N} H{H} D{D}'
+        numel = B * N * H * D
+        nbytes = 2 * numel * 2  # bf16 x read once, out written once (the tables stay in L2)
+        sets = b.sets_for(nbytes)
+        xs = [torch.randn(B, N, H, D, device=b.dev, dtype=torch.bfloat16) for _ in range(sets)]
+        outs = [torch.empty_like(x) for x in xs]
+        cos, sin = rope_tables(N, D // 2, b.dev)
+        args = [hk.RotaryArgs(dtype=hk.DTYPE['bf16'], batch=B, seqlen=N, heads=H, head_dim=D, rotary_dim=D,
+                              x=x.data_ptr(), out=o.data_ptr(), cos=cos.data_ptr(), sin=sin.data_ptr(),
+                              table_positions=N, style=hk.ROTARY['half'], stream=b.stream)
+                for x, o in zip(xs, outs)]
+
+        def run_hk(i):
+            b.lib.check(b.lib.lib.hk_rotary(b.ctx, args[i % sets]), 'hk_rotary')
+
+        run_hk(0)
+        torch.cuda.synchronize()
+        b.check('rotary', shape, 'out vs fp32 eager', rel_err(outs[0], rope_torch(xs[0], cos, sin)), 1e-2)
+        b.row('rotary', shape, 'libhk', run_hk, bytes=nbytes)
+        b.row('rotary', shape, 'torch.compile', lambda i: rope_c(xs[i % sets], cos, sin), bytes=nbytes)
+        b.row('rotary', shape, 'torch eager', lambda i: rope_torch(xs[i % sets], cos, sin), bytes=nbytes)
+        del xs, outs, args
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- dropout + residual + LayerNorm
+
+LN_SHAPES = [(65536, 1024), (65536, 4096), (32768, 8192)]
+LN_P = 0.1
+
+
+def ln_torch(x, res, w, bias, p):
+    z = F.dropout(x, p, training=True) + res
+    return F.layer_norm(z, (x.shape[-1],), w, bias, 1e-5), z
+
+
+class LnInputs:
+    def __init__(self, b, T, D, sets):
+        mk = lambda: torch.randn(T, D, device=b.dev, dtype=torch.bfloat16)  # noqa: E731
+        self.x = [mk() for _ in range(sets)]
+        self.res = [mk() for _ in range(sets)]
+        self.y = [torch.empty_like(t) for t in self.x]
+        self.z = [torch.empty_like(t) for t in self.x]
+        self.mean = [torch.empty(T, device=b.dev, dtype=torch.float32) for _ in range(sets)]
+        self.rstd = [torch.empty(T, device=b.dev, dtype=torch.float32) for _ in range(sets)]
+        self.w = (1.0 + 0.1 * torch.randn(D, device=b.dev)).to(torch.bfloat16)
+        self.bias = (0.1 * torch.randn(D, device=b.dev)).to(torch.bfloat16)
+        self.fwd = [hk.LnFusedArgs(norm=hk.NORM['layer'], dtype=hk.DTYPE['bf16'], param_type=hk.DTYPE['bf16'],
+                                   rows=T, cols=D, x=self.x[s].data_ptr(), residual=self.res[s].data_ptr(),
+                                   gamma=self.w.data_ptr(), beta=self.bias.data_ptr(), y=self.y[s].data_ptr(),
+                                   residual_out=self.z[s].data_ptr(), mean=self.mean[s].data_ptr(),
+                                   rstd=self.rstd[s].data_ptr(), epsilon=1e-5, dropout_p=LN_P, seed=1234,
+                                   offset=s, stream=b.stream)
+                    for s in range(sets)]
+
+
+@group('ln_fwd')
+def bench_ln_fwd(b):
+    ln_c = compiled(ln_torch)
+    for T, D in LN_SHAPES:
+        shape = f'T{T} D{D}'
+        nbytes = 4 * T * D * 2  # x, residual read; y, residual_out written (bf16)
+        sets = b.sets_for(nbytes)
+        t = LnInputs(b, T, D, sets)
+
+        def run_hk(i):
+            b.lib.check(b.lib.lib.hk_ln_fused(b.ctx, t.fwd[i % sets]), 'hk_ln_fused')
+
+        run_hk(0)
+        torch.cuda.synchronize()
+        ref = F.layer_norm(t.z[0].float(), (D,), t.w.float(), t.bias.float(), 1e-5)
+        b.check('ln_fwd', shape, 'y vs fp32 LN of residual_out', rel_err(t.y[0], ref), 1e-2)
+        kept = ((t.z[0] - t.res[0]) != 0).float().mean().item()
+        b.check('ln_fwd', shape, '|kept fraction - (1-p)|', abs(kept - (1 - LN_P)), 2e-3)
+        b.row('ln_fwd', shape, 'libhk', run_hk, bytes=nbytes)
+        b.row('ln_fwd', shape, 'torch.compile',
+              lambda i: ln_c(t.x[i % sets], t.res[i % sets], t.w, t.bias, LN_P), bytes=nbytes)
+        b.row('ln_fwd', shape, 'torch eager',
+              lambda i: ln_torch(t.x[i % sets], t.res[i % sets], t.w, t.bias, LN_P), bytes=nbytes)
+        del t
+        torch.cuda.empty_cache()
+
+
+@group('ln_bwd')
+def bench_ln_bwd(b):
+    ln_c = compiled(ln_torch)
+    for T, D in LN_SHAPES:
+        shape = f'T{T} D{D}'
+        nbytes = 4 * T * D * 2  # dy, z read; dx, dresidual written (bf16); dgamma/dbeta are [D]
+        sets = b.sets_for(nbytes)
+        t = LnInputs(b, T, D, sets)
+        for s in range(sets):  # the forward's z, mean, rstd
+            b.lib.check(b.lib.lib.hk_ln_fused(b.ctx, t.fwd[s]), 'hk_ln_fused')
+        dys = [torch.randn(T, D, device=b.dev, dtype=torch.bfloat16) for _ in range(sets)]
+        dxs = [torch.empty_like(d) for d in dys]
+        dres = [torch.empty_like(d) for d in dys]
+        dgamma = torch.empty(D, device=b.dev, dtype=torch.float32)
+        dbeta = torch.empty(D, device=b.dev, dtype=torch.float32)
+        bwd = [hk.LnFusedBwdArgs(norm=hk.NORM['layer'], dtype=hk.DTYPE['bf16'], param_type=hk.DTYPE['bf16'],
+                                 rows=T, cols=D, dy=dys[s].data_ptr(), z=t.z[s].data_ptr(), gamma=t.w.data_ptr(),
+                                 mean=t.mean[s].data_ptr(), rstd=t.rstd[s].data_ptr(), dx=dxs[s].data_ptr(),
+                                 dresidual=dres[s].data_ptr(), dgamma=dgamma.data_ptr(), dbeta=dbeta.data_ptr(),
+                                 dropout_p=LN_P, seed=1234, offset=s, stream=b.stream)
+               for s in range(sets)]
+        size = hk.c_size_t()
+        b.lib.check(b.lib.lib.hk_ln_fused_bwd_workspace_size(b.ctx, bwd[0], hk.ctypes.byref(size)), 'workspace_size')
+        ws = torch.empty(max(size.value, 1), device=b.dev, dtype=torch.uint8)
+        for a in bwd:
+            a.workspace, a.workspace_size = ws.data_ptr(), size.value
+
+        def run_hk(i):
+            b.lib.check(b.lib.lib.hk_ln_fused_bwd(b.ctx, bwd[i % sets]), 'hk_ln_fused_bwd')
+
+        run_hk(0)
+        torch.cuda.synchronize()
+        # Reference: autograd of LN in fp32 on libhk's own z; the mask is the forward's (z - residual != 0).
+        zf = t.z[0].float().requires_grad_(True)
+        wf = t.w.float().requires_grad_(True)
+        bf = t.bias.float().requires_grad_(True)
+        yref = F.layer_norm(zf, (D,), wf, bf, 1e-5)
+        dz, dw, db = torch.autograd.grad(yref, (zf, wf, bf), dys[0].float())
+        mask = (t.z[0] - t.res[0]) != 0
+        b.check('ln_bwd', shape, 'dresidual', rel_err(dres[0], dz), 1e-2)
+        b.check('ln_bwd', shape, 'dx', rel_err(dxs[0], dz * mask / (1 - LN_P)), 1e-2)
+        b.check('ln_bwd', shape, 'dgamma', rel_err(dgamma, dw), 1e-3)
+        b.check('ln_bwd', shape, 'dbeta', rel_err(dbeta, db), 1e-3)
+        first = dgamma.clone()
+        run_hk(0)
+        torch.cuda.synchronize()
+        b.check('ln_bwd', shape, 'dgamma run-to-run difference', (dgamma - first).abs().max().item(), 0.0)
+        b.row('ln_bwd', shape, 'libhk', run_hk, bytes=nbytes)
+        del zf, wf, bf, yref, dz, dw, db, mask
+
+        # Peers: the backward of their own forward graph (dx, dresidual, dgamma, dbeta), retained for repeats.
+        for impl, fn in (('torch.compile', ln_c), ('torch eager', ln_torch)):
+            leaves, outs = [], []
+            for s in range(sets):
+                x = t.x[s].clone().requires_grad_(True)
+                r = t.res[s].clone().requires_grad_(True)
+                w = t.w.clone().requires_grad_(True)
+                bb = t.bias.clone().requires_grad_(True)
+                y, _ = fn(x, r, w, bb, LN_P)
+                leaves.append((x, r, w, bb))
+                outs.append(y)
+            b.row('ln_bwd', shape, impl,
+                  lambda i: torch.autograd.grad(outs[i % sets], leaves[i % sets], dys[i % sets], retain_graph=True),
+                  bytes=nbytes)
+            del leaves, outs
+        del t, dys, dxs, dres, ws
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- report
+
+def write_report(b, out_dir, device, driver):
+    os.makedirs(out_dir, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')
+    raw = dict(date=stamp, device=device, driver=driver, torch=torch.__version__, libhk=b.lib.version(),
+               copy_tbs=b.copy_tbs, rows=b.rows, checks=b.checks, reps=b.args.reps)
+    with open(os.path.join(out_dir, 'peers.json'), 'w') as f:
+        json.dump(raw, f, indent=1)
+
+    lines = [f'## libhk vs peers, {stamp}', '',
+             f'Device: {device}, driver {driver}; PyTorch {torch.__version__}; libhk {b.lib.version()}. '
+             f'Median of {b.args.reps} calls (CUDA events, after {b.args.warmup} warm-up calls), inputs rotated '
+             f'over sets totalling >= 3x L2. Memory-bound rows count each input read once and each output '
+             f'written once. Copy ceiling: {b.copy_tbs:.2f} TB/s (torch copy_ of 1 GiB, read + write).', '']
+    for grp in dict.fromkeys(r['group'] for r in b.rows if r['group'] != 'copy'):
+        rows = [r for r in b.rows if r['group'] == grp]
+        lines += [f'### {grp}', '', '| shape | impl | time (us) | TB/s | % of copy | libhk speed-up |',
+                  '|---|---|---|---|---|---|']
+        for shape in dict.fromkeys(r['shape'] for r in rows):
+            mine = next((r for r in rows if r['shape'] == shape and r['impl'] == 'libhk' and 'ms' in r), None)
+            for r in (r for r in rows if r['shape'] == shape):
+                if 'ms' not in r:
+                    lines.append(f"| {shape} | {r['impl']} | failed | | | |")
+                    continue
+                speed = f"{r['ms'] / mine['ms']:.2f}x" if mine and r is not mine else ''
+                rate = f"{r['tbs']:.3f}" if 'tbs' in r else f"{r['tflops']:.1f} TFLOP/s"
+                pct = f"{r['pct_copy']:.1f}" if 'pct_copy' in r else ''
+                lines.append(f"| {shape} | {r['impl']} | {r['ms'] * 1e3:.1f} | {rate} | {pct} | {speed} |")
+        lines.append('')
+    bad = [c for c in b.checks if not c['ok']]
+    lines += [f"Checks before timing: {len(b.checks) - len(bad)} passed, {len(bad)} failed"
+              + ''.join(f"; FAILED {c['group']} {c['shape']} {c['what']} = {c['err']:.3e}" for c in bad), '']
+    with open(os.path.join(out_dir, 'RESULTS.md'), 'w') as f:
+        f.write('\n'.join(lines))
+    print('\n'.join(lines))
+
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print('matplotlib missing: no chart')
+        return
+    cases = [(r['group'], r['shape']) for r in b.rows if r.get('impl') == 'libhk' and 'pct_copy' in r]
+    impls = ['libhk', 'torch.compile', 'torch eager']
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(cases)), 4.5))
+    width = 0.8 / len(impls)
+    for k, impl in enumerate(impls):
+        vals = [next((r.get('pct_copy', 0) for r in b.rows
+                      if (r['group'], r['shape'], r['impl']) == (g, s, impl) and 'ms' in r), 0) for g, s in cases]
+        ax.bar([i + k * width for i in range(len(cases))], vals, width, label=impl)
+    ax.axhline(100, color='k', lw=0.8, ls='--')
+    ax.set_xticks([i + width for i in range(len(cases))])
+    ax.set_xticklabels([f'{g}\n{s}' for g, s in cases], fontsize=7)
+    ax.set_ylabel(f'% of copy bandwidth ({b.copy_tbs:.2f} TB/s)')
+    ax.set_title(f'libhk vs peers, memory-bound ops, {device}')
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, 'peers.png'), dpi=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--lib', default=None, help='path of libhk.so (default: $HK_LIB, then the loader path)')
+    ap.add_argument('--out', default='bench-out')
+    ap.add_argument('--only', default='', help='comma-separated groups (copy always runs)')
+    ap.add_argument('--reps', type=int, default=100)
+    ap.add_argument('--warmup', type=int, default=10)
+    args = ap.parse_args()
+    b = Bench(args)
+    device = torch.cuda.get_device_name(0)
+    driver = os.popen('nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null').read().strip()
+    print(f'{device}, driver {driver}, {b.props.multi_processor_count} SMs, L2 {b.l2 >> 20} MiB; '
+          f'libhk {b.lib.version()} arch {b.lib.lib.hk_context_arch(b.ctx).decode()}', flush=True)
+    only = set(filter(None, args.only.split(',')))
+    failed = False
+    for name, fn in GROUPS:
+        if name == 'copy' or not only or name in only:
+            try:
+                fn(b)
+            except Exception as e:  # report it and go on with the other groups
+                import traceback
+                traceback.print_exc()
+                print(f'group {name} FAILED: {e}', flush=True)
+                failed = True
+                torch.cuda.empty_cache()
+    write_report(b, args.out, device, driver)
+    return 1 if failed or any(not c['ok'] for c in b.checks) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,477 @@
+// Dropout + residual + LayerNorm/RMSNorm for Hopper, forward and backward: streaming kernels that read each
+// input once and write each output once.
+//
+// Register-resident kernels (cols up to TPR * NV * V): a segment of TPR threads owns a row, each thread NV
+// vectors of V = 16 / sizeof(T) elements; every load of the row is issued before the first use; statistics
+// are fp32, two-pass (mean, then the centred variance) over the registers. Any-shape kernels (odd cols,
+// unaligned rows, very wide rows) re-read the row from memory, one block per row.
+//
+// The backward runs a persistent grid: each block keeps dgamma/dbeta for its columns in registers over
+// all its rows and writes one partial row per block; hk_ln_bwd_reduce sums the partials in block order, so
+// the result does not depend on scheduling (deterministic).
+//
+// The dropout mask is kernels/common/philox.h, element index r * cols + c, bit-identical to the CPU.
+#include "common/philox.h"
+#include "hopper/ln_fused.h"
+#include "tiles/common/tiles.hpp"
+#include "tiles/hopper/memory.cuh"
+#include "tiles/hopper/reduce.cuh"
+
+namespace {
+
+using namespace hk;
+
+// ---------------------------------------------------------------- shared pieces
+
+// Apply the dropout mask to N consecutive elements starting at logical index i0. With N a multiple of 4
+// and i0 too, one Philox block serves four elements.
+template <int N>
+HK_DEV void dropout(float (&v)[N], uint64_t i0, uint64_t seed, uint64_t offset, uint32_t threshold,
+                                        float scale)
+{
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+        for (int g = 0; g < N / 4; ++g) {
+            const hk_philox_out w = hk_dropout_words(seed, offset, (i0 >> 2) + g);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                v[4 * g + j] = w.w[j] >= threshold ? v[4 * g + j] * scale : 0.0f;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            v[j] = hk_dropout_keep(seed, offset, i0 + j, threshold) ? v[j] * scale : 0.0f;
+    }
+}
+
+// V parameters (gamma or beta) from column col: fp32 or the activation type T.
+template <typename T, int V> HK_DEV void load_params(const void *p, int64_t col, bool f32, float (&out)[V])
+{
+    if (f32)
+        load_floats(static_cast<const float *>(p) + col, out, cache_constant{});
+    else
+        unpack(load_vec<V>(static_cast<const T *>(p) + col, cache_constant{}), out);
+}
+
+template <typename T> HK_DEV float load_param(const void *p, int64_t col, bool f32)
+{
+    return f32 ? __ldg(static_cast<const float *>(p) + col) : to_float(static_cast<const T *>(p)[col]);
+}
+
+HK_DEV float inv_sqrt(float x) { return 1.0f / sqrtf(x); } // IEEE, as the CPU reference
+
+// ---------------------------------------------------------------- forward, register-resident
+
+template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params &p)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
+    __shared__ float scratch[kBlock / kWarpLanes];
+    const int s = (int)threadIdx.x % TPR;
+    const int64_t row = (int64_t)blockIdx.x * (kBlock / TPR) + threadIdx.x / TPR;
+    const bool active = row < p.rows;
+
+    int64_t col[NV];
+    bool in[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        col[k] = (int64_t)(k * TPR + s) * V;
+        in[k] = active && col[k] < p.cols;
+    }
+    const T *x = static_cast<const T *>(p.x) + row * p.x_stride;
+    const T *res = static_cast<const T *>(p.residual) + row * p.residual_stride;
+    vec<T, V> xv[NV], rv[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        if (in[k])
+            xv[k] = load_vec<V>(x + col[k], cache_stream{});
+    if (p.residual)
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            if (in[k])
+                rv[k] = load_vec<V>(res + col[k], cache_stream{});
+
+    float z[NV][V];
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        if (!in[k]) {
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                z[k][i] = 0.0f;
+            continue;
+        }
+        unpack(xv[k], z[k]);
+        if (p.dropout)
+            dropout(z[k], (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
+        if (p.residual) {
+            float r[V];
+            unpack(rv[k], r);
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                z[k][i] += r[i];
+        }
+    }
+
+    float mean = 0.0f;
+    if (!p.rms) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                sum += z[k][i];
+        mean = segment_sum<TPR>(sum, scratch) / (float)p.cols;
+    }
+    float sq = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        if (in[k])
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                sq += (z[k][i] - mean) * (z[k][i] - mean);
+    const float rstd = inv_sqrt(segment_sum<TPR>(sq, scratch) / (float)p.cols + p.epsilon);
+
+    if (p.residual_out) {
+        T *ro = static_cast<T *>(p.residual_out) + row * p.residual_out_stride;
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            if (in[k])
+                store_vec(ro + col[k], pack<T>(z[k]), cache_stream{});
+    }
+    T *y = static_cast<T *>(p.y) + row * p.y_stride;
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        if (!in[k])
+            continue;
+        float g[V], o[V];
+        load_params<T>(p.gamma, col[k], p.param_f32, g);
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            o[i] = (z[k][i] - mean) * rstd * g[i];
+        if (p.beta) {
+            float b[V];
+            load_params<T>(p.beta, col[k], p.param_f32, b);
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                o[i] += b[i];
+        }
+        store_vec(y + col[k], pack<T>(o), cache_stream{});
+    }
+    if (s == 0 && active) {
+        if (p.mean && !p.rms)
+            p.mean[row] = mean;
+        if (p.rstd)
+            p.rstd[row] = rstd;
+    }
+}
+
+// ---------------------------------------------------------------- forward, any shape
+
+template <typename T> HK_DEV float fwd_z(const hk_ln_fwd_params &p, int64_t row, int64_t c)
+{
+    float v = to_float(static_cast<const T *>(p.x)[row * p.x_stride + c]);
+    if (p.dropout)
+        v = hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c), p.dropout_threshold) ? v * p.dropout_scale
+                                                                                                 : 0.0f;
+    if (p.residual)
+        v += to_float(static_cast<const T *>(p.residual)[row * p.residual_stride + c]);
+    return v;
+}
+
+// One block per row (grid-strided); z is recomputed in each of three passes rather than stored, and every
+// output element is written by the thread that last reads its inputs, so outputs may alias inputs.
+template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
+{
+    __shared__ float scratch[kWarpLanes];
+    for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        float mean = 0.0f;
+        if (!p.rms) {
+            float sum = 0.0f;
+            for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x)
+                sum += fwd_z<T>(p, row, c);
+            mean = block_sum(sum, scratch) / (float)p.cols;
+        }
+        float sq = 0.0f;
+        for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x) {
+            const float d = fwd_z<T>(p, row, c) - mean;
+            sq += d * d;
+        }
+        const float rstd = inv_sqrt(block_sum(sq, scratch) / (float)p.cols + p.epsilon);
+        for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x) {
+            const float z = fwd_z<T>(p, row, c);
+            float o = (z - mean) * rstd * load_param<T>(p.gamma, c, p.param_f32);
+            if (p.beta)
+                o += load_param<T>(p.beta, c, p.param_f32);
+            if (p.residual_out)
+                static_cast<T *>(p.residual_out)[row * p.residual_out_stride + c] = from_float<T>(z);
+            static_cast<T *>(p.y)[row * p.y_stride + c] = from_float<T>(o);
+        }
+        if (threadIdx.x == 0) {
+            if (p.mean && !p.rms)
+                p.mean[row] = mean;
+            if (p.rstd)
+                p.rstd[row] = rstd;
+        }
+    }
+}
+
+// ---------------------------------------------------------------- backward, register-resident
+
+template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params &p)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
+    constexpr int kRows = kBlock / TPR;
+    constexpr int kCap = TPR * NV * V;
+    __shared__ float scratch[2 * kBlock / kWarpLanes];
+    const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR;
+    const float inv_cols = 1.0f / (float)p.cols;
+
+    int64_t col[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        col[k] = (int64_t)(k * TPR + s) * V;
+    float dg[NV][V], db[NV][V];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            dg[k][i] = db[k][i] = 0.0f;
+
+    const int64_t groups = (p.rows + kRows - 1) / kRows;
+    for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        const int64_t row = g * kRows + seg;
+        const bool active = row < p.rows;
+        bool in[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            in[k] = active && col[k] < p.cols;
+        const T *dy = static_cast<const T *>(p.dy) + row * p.dy_stride;
+        const T *zp = static_cast<const T *>(p.z) + row * p.z_stride;
+        const T *ex = static_cast<const T *>(p.dz_extra) + row * p.dz_extra_stride;
+        vec<T, V> dyv[NV], zv[NV], exv[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            if (in[k]) {
+                dyv[k] = load_vec<V>(dy + col[k], cache_stream{});
+                zv[k] = load_vec<V>(zp + col[k], cache_stream{});
+            }
+        }
+        if (p.dz_extra)
+#pragma unroll
+            for (int k = 0; k < NV; ++k)
+                if (in[k])
+                    exv[k] = load_vec<V>(ex + col[k], cache_stream{});
+        const float mean = active && !p.rms ? p.mean[row] : 0.0f;
+        const float rstd = active ? p.rstd[row] : 0.0f;
+
+        // Pass 1: the two row sums and this thread's dgamma/dbeta terms. xhat and dy * gamma are recomputed
+        // in pass 2 from the raw vectors, which take half the registers of their fp32 values.
+        float sums[2] = {0.0f, 0.0f}; // sum(dy * gamma * xhat), sum(dy * gamma)
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            if (!in[k])
+                continue;
+            float d[V], zf[V], gam[V];
+            unpack(dyv[k], d);
+            unpack(zv[k], zf);
+            load_params<T>(p.gamma, col[k], p.param_f32, gam);
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                const float xhat = (zf[i] - mean) * rstd, gg = d[i] * gam[i];
+                dg[k][i] += d[i] * xhat;
+                db[k][i] += d[i];
+                sums[0] += gg * xhat;
+                sums[1] += gg;
+            }
+        }
+        segment_sum<TPR>(sums, scratch);
+        const float mgx = sums[0] * inv_cols, mg = p.rms ? 0.0f : sums[1] * inv_cols;
+
+        T *dx = static_cast<T *>(p.dx) + row * p.dx_stride;
+        T *dres = static_cast<T *>(p.dresidual) + row * p.dresidual_stride;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            if (!in[k])
+                continue;
+            float d[V], zf[V], gam[V], dz[V];
+            unpack(dyv[k], d);
+            unpack(zv[k], zf);
+            load_params<T>(p.gamma, col[k], p.param_f32, gam);
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                dz[i] = rstd * (d[i] * gam[i] - mg - (zf[i] - mean) * rstd * mgx);
+            if (p.dz_extra) {
+                float e[V];
+                unpack(exv[k], e);
+#pragma unroll
+                for (int i = 0; i < V; ++i)
+                    dz[i] += e[i];
+            }
+            if (p.dresidual)
+                store_vec(dres + col[k], pack<T>(dz), cache_stream{});
+            if (p.dropout)
+                dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
+            store_vec(dx + col[k], pack<T>(dz), cache_stream{});
+        }
+    }
+
+    // One partial row per block. Segments of a block add theirs in segment order through shared memory.
+    float *parts[2] = {p.dgamma_part, p.dbeta_part};
+    if constexpr (kRows == 1) {
+#pragma unroll
+        for (int which = 0; which < 2; ++which) {
+            if (!parts[which])
+                continue;
+            float *out = parts[which] + (int64_t)blockIdx.x * p.cols;
+#pragma unroll
+            for (int k = 0; k < NV; ++k) {
+                if (col[k] >= p.cols)
+                    continue;
+                const float(&src)[V] = which ? db[k] : dg[k];
+#pragma unroll
+                for (int i = 0; i < V; ++i) // scalar: the workspace need only be float-aligned
+                    out[col[k] + i] = src[i];
+            }
+        }
+    } else {
+        __shared__ float acc[2][kCap];
+#pragma unroll
+        for (int which = 0; which < 2; ++which) {
+            if (!parts[which])
+                continue;
+            for (int r = 0; r < kRows; ++r) {
+                if (seg == r)
+#pragma unroll
+                    for (int k = 0; k < NV; ++k)
+#pragma unroll
+                        for (int i = 0; i < V; ++i) {
+                            const int c = (k * TPR + s) * V + i;
+                            const float v = which ? db[k][i] : dg[k][i];
+                            acc[which][c] = r == 0 ? v : acc[which][c] + v;
+                        }
+                block_sync();
+            }
+            float *out = parts[which] + (int64_t)blockIdx.x * p.cols;
+            for (int c = (int)threadIdx.x; c < kCap && c < p.cols; c += kBlock)
+                out[c] = acc[which][c];
+        }
+    }
+}
+
+// ---------------------------------------------------------------- backward, any shape
+
+// A block per row (persistent): pass 1 reduces, pass 2 writes; the block's partial dgamma/dbeta row lives in
+// the workspace, each column owned by one thread for the whole kernel.
+template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
+{
+    __shared__ float scratch[kWarpLanes];
+    float *pg = p.dgamma_part ? p.dgamma_part + (int64_t)blockIdx.x * p.cols : nullptr;
+    float *pb = p.dbeta_part ? p.dbeta_part + (int64_t)blockIdx.x * p.cols : nullptr;
+    for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x) {
+        if (pg)
+            pg[c] = 0.0f;
+        if (pb)
+            pb[c] = 0.0f;
+    }
+    const T *dy = static_cast<const T *>(p.dy), *z = static_cast<const T *>(p.z);
+    for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        const float mean = p.rms ? 0.0f : p.mean[row], rstd = p.rstd[row];
+        float sgx = 0.0f, sg = 0.0f;
+        for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x) {
+            const float xhat = (to_float(z[row * p.z_stride + c]) - mean) * rstd;
+            const float gg = to_float(dy[row * p.dy_stride + c]) * load_param<T>(p.gamma, c, p.param_f32);
+            sgx += gg * xhat;
+            sg += gg;
+        }
+        const float mgx = block_sum(sgx, scratch) / (float)p.cols;
+        const float mg = p.rms ? 0.0f : block_sum(sg, scratch) / (float)p.cols;
+        for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x) {
+            const float d = to_float(dy[row * p.dy_stride + c]);
+            const float xhat = (to_float(z[row * p.z_stride + c]) - mean) * rstd;
+            float dz = rstd * (d * load_param<T>(p.gamma, c, p.param_f32) - mg - xhat * mgx);
+            if (p.dz_extra)
+                dz += to_float(static_cast<const T *>(p.dz_extra)[row * p.dz_extra_stride + c]);
+            if (p.dresidual)
+                static_cast<T *>(p.dresidual)[row * p.dresidual_stride + c] = from_float<T>(dz);
+            if (p.dropout)
+                dz = hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c), p.dropout_threshold)
+                         ? dz * p.dropout_scale
+                         : 0.0f;
+            static_cast<T *>(p.dx)[row * p.dx_stride + c] = from_float<T>(dz);
+            if (pg)
+                pg[c] += d * xhat;
+            if (pb)
+                pb[c] += d;
+        }
+    }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- kernels
+
+#define HK_LN_FWD(T, NAME, TPR, NV)                                                                            \
+    HK_KERNEL(hk_ln_fwd_##NAME##_t##TPR##_n##NV, hk_ln_fwd_params, TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK) \
+    {                                                                                                          \
+        ln_fwd<T, TPR, NV>(p);                                                                                 \
+    }
+// The backward's persistent grid is sized for MINB resident blocks per SM, so its kernels also promise the
+// compiler that occupancy (a register cap), which HK_KERNEL cannot say.
+#define HK_LN_BWD(T, NAME, TPR, NV, MINB)                                                                      \
+    extern "C" __global__ void __launch_bounds__(TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK, MINB)          \
+        hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_bwd_params p)                                            \
+    {                                                                                                          \
+        ln_bwd<T, TPR, NV>(p);                                                                                 \
+    }
+#define HK_LN_ANY(T, NAME)                                                                                     \
+    HK_KERNEL(hk_ln_fwd_##NAME##_any, hk_ln_fwd_params, HK_LN_ANY_BLOCK) { ln_fwd_any<T>(p); }                 \
+    HK_KERNEL(hk_ln_bwd_##NAME##_any, hk_ln_bwd_params, HK_LN_ANY_BLOCK) { ln_bwd_any<T>(p); }
+
+#define HK_FWD_BF16(TPR, NV) HK_LN_FWD(bf16, bf16, TPR, NV)
+#define HK_FWD_F16(TPR, NV) HK_LN_FWD(f16, f16, TPR, NV)
+#define HK_FWD_F32(TPR, NV) HK_LN_FWD(float, f32, TPR, NV)
+#define HK_BWD_BF16(TPR, NV, MINB) HK_LN_BWD(bf16, bf16, TPR, NV, MINB)
+#define HK_BWD_F16(TPR, NV, MINB) HK_LN_BWD(f16, f16, TPR, NV, MINB)
+#define HK_BWD_F32(TPR, NV, MINB) HK_LN_BWD(float, f32, TPR, NV, MINB)
+HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_BF16)
+HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_F16)
+HK_LN_FWD_CONFIGS_4BYTE(HK_FWD_F32)
+HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_BF16)
+HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_F16)
+HK_LN_BWD_CONFIGS_4BYTE(HK_BWD_F32)
+HK_LN_ANY(bf16, bf16)
+HK_LN_ANY(f16, f16)
+HK_LN_ANY(float, f32)
+
+// dgamma/dbeta: a block sums HK_LN_REDUCE_COLS columns over all partial rows, HK_LN_REDUCE_SLICES interleaved
+// slices of them per column, then the slices in order: a fixed summation order for a given grid.
+HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, HK_LN_REDUCE_COLS *HK_LN_REDUCE_SLICES)
+{
+    __shared__ float slice[HK_LN_REDUCE_SLICES][HK_LN_REDUCE_COLS + 1];
+    const int x = (int)threadIdx.x % HK_LN_REDUCE_COLS, y = (int)threadIdx.x / HK_LN_REDUCE_COLS;
+    const int64_t c = (int64_t)blockIdx.x * HK_LN_REDUCE_COLS + x;
+    const float *src[2] = {p.dgamma_part, p.dbeta_part};
+    float *dst[2] = {p.dgamma, p.dbeta};
+#pragma unroll
+    for (int which = 0; which < 2; ++which) {
+        if (!src[which])
+            continue;
+        float acc = 0.0f;
+        if (c < p.cols) {
+#pragma unroll 8
+            for (int64_t b = y; b < p.parts; b += HK_LN_REDUCE_SLICES)
+                acc += src[which][b * p.cols + c];
+        }
+        slice[y][x] = acc;
+        __syncthreads();
+        if (y == 0 && c < p.cols) {
+            float s = slice[0][x];
+#pragma unroll
+            for (int j = 1; j < HK_LN_REDUCE_SLICES; ++j)
+                s += slice[j][x];
+            dst[which][c] = s;
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,81 @@
+/* Hopper (sm_90a) synchronisation primitives: shared-memory mbarriers with transaction counts (the
+ * completion side of TMA copies), warpgroup register reallocation, and warpgroup indices. */
+#pragma once
+
+#include <stdint.h>
+
+namespace hk::hopper {
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/* An mbarrier in shared memory. Phases alternate parity; a waiter names the parity of the phase it
+ * waits for. A fresh barrier is in phase 0, so waiting for parity 1 returns at once (the "previous"
+ * phase counts as complete): producers start with parity 1 on their empty barriers. */
+struct barrier {
+    uint64_t word;
+
+    __device__ __forceinline__ void init(uint32_t arrivals)
+    {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(&word)), "r"(arrivals) : "memory");
+    }
+    /* One arrival that also announces `bytes` of async-proxy (TMA) writes to wait for. */
+    __device__ __forceinline__ void arrive_expect_tx(uint32_t bytes)
+    {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&word)), "r"(bytes)
+                     : "memory");
+    }
+    __device__ __forceinline__ void arrive()
+    {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(&word)) : "memory");
+    }
+    __device__ __forceinline__ void wait(uint32_t parity)
+    {
+        asm volatile("{\n"
+                     ".reg .pred done;\n"
+                     "wait_%=:\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                     "@!done bra wait_%=;\n"
+                     "}" ::"r"(smem_addr(&word)),
+                     "r"(parity)
+                     : "memory");
+    }
+};
+
+/* Make barrier initialisation visible to the async proxy (TMA) before any copy names the barrier. */
+__device__ __forceinline__ void fence_barrier_init()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/* Ordinary shared-memory stores that the tensor cores or TMA read next need this in each writer. */
+__device__ __forceinline__ void fence_proxy_async()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* Warpgroup register budget (needs a register cap at entry: __launch_bounds__(threads, 1)). */
+template <uint32_t regs> __device__ __forceinline__ void warpgroup_reg_alloc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(regs));
+}
+template <uint32_t regs> __device__ __forceinline__ void warpgroup_reg_dealloc()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(regs));
+}
+
+/* Warpgroup index, made warp-uniform so role branches stay uniform. */
+__device__ __forceinline__ int warpgroup_index()
+{
+    return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+}
+
+/* Sync `threads` threads on hardware barrier `id` (1..15; 0 is __syncthreads). */
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+} // namespace hk::hopper

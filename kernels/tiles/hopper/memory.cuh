@@ -1,0 +1,101 @@
+/* Hopper global-memory streaming for memory-bound kernels (on top of tiles/common/tiles.hpp): 16-byte vector
+ * accesses with a cache hint per stream, and 16-bit vectors converted to and from fp32 two at a time. */
+#ifndef HK_TILES_HOPPER_MEMORY_CUH
+#define HK_TILES_HOPPER_MEMORY_CUH
+
+#include "../common/tiles.hpp"
+
+#include <type_traits>
+
+namespace hk {
+
+/* Cache hints, passed as a tag after the pointer. */
+struct cache_stream {};   /* touched once: evict first from L1 and L2 (ld/st .cs); coherent, so in-place is safe */
+struct cache_constant {}; /* never written while the kernel runs (tables, weights): non-coherent path, L1-cached */
+
+namespace detail {
+template <int Bytes> struct raw_of;
+template <> struct raw_of<16> { using type = uint4; };
+template <> struct raw_of<8> { using type = uint2; };
+template <> struct raw_of<4> { using type = unsigned int; };
+template <> struct raw_of<2> { using type = unsigned short; };
+template <typename T, int N> using raw_t = typename raw_of<(int)sizeof(T) * N>::type;
+} // namespace detail
+
+/* p aligned to sizeof(T) * N. */
+template <int N, typename T> HK_DEV vec<T, N> load_vec(const T *p, cache_stream)
+{
+    detail::raw_t<T, N> r = __ldcs(reinterpret_cast<const detail::raw_t<T, N> *>(p));
+    return *reinterpret_cast<const vec<T, N> *>(&r);
+}
+template <int N, typename T> HK_DEV vec<T, N> load_vec(const T *p, cache_constant)
+{
+    detail::raw_t<T, N> r = __ldg(reinterpret_cast<const detail::raw_t<T, N> *>(p));
+    return *reinterpret_cast<const vec<T, N> *>(&r);
+}
+template <typename T, int N> HK_DEV void store_vec(T *p, const vec<T, N> &v, cache_stream)
+{
+    __stcs(reinterpret_cast<detail::raw_t<T, N> *>(p), *reinterpret_cast<const detail::raw_t<T, N> *>(&v));
+}
+
+/* Vector <-> fp32. bf16 pairs widen from one 32-bit word with a shift and a mask; bf16 and f16 pairs narrow
+ * with one conversion instruction (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). */
+template <typename T, int N> HK_DEV void unpack(const vec<T, N> &v, float (&out)[N])
+{
+    if constexpr (N % 2 == 0 && std::is_same_v<T, bf16>) {
+        const unsigned *w = reinterpret_cast<const unsigned *>(&v);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) {
+            out[2 * i] = __uint_as_float(w[i] << 16);
+            out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            out[i] = to_float(v.v[i]);
+    }
+}
+
+template <typename T, int N> HK_DEV vec<T, N> pack(const float (&in)[N])
+{
+    vec<T, N> v;
+    if constexpr (N % 2 == 0 && std::is_same_v<T, bf16>) {
+        __nv_bfloat162 *w = reinterpret_cast<__nv_bfloat162 *>(&v);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i)
+            w[i] = __floats2bfloat162_rn(in[2 * i], in[2 * i + 1]);
+    } else if constexpr (N % 2 == 0 && std::is_same_v<T, f16>) {
+        __half2 *w = reinterpret_cast<__half2 *>(&v);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i)
+            w[i] = __floats2half2_rn(in[2 * i], in[2 * i + 1]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            v.v[i] = from_float<T>(in[i]);
+    }
+    return v;
+}
+
+/* n fp32 values (tables, fp32 parameters) through the read-only path, 16 bytes at a time where n allows; p is
+ * then 16-byte aligned. */
+template <int N> HK_DEV void load_floats(const float *p, float (&out)[N], cache_constant c)
+{
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 4) {
+            vec<float, 4> v = load_vec<4>(p + i, c);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                out[i + j] = v.v[j];
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            out[i] = __ldg(p + i);
+    }
+}
+
+} // namespace hk
+
+#endif

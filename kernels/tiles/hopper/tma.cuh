@@ -1,0 +1,46 @@
+/* Hopper TMA (bulk tensor copy engine): 2-D tile loads from a tensor map into shared memory that
+ * complete on an mbarrier. Out-of-bounds box elements are filled with zeros and still count toward
+ * the barrier's byte total, which is what makes ragged edges free for the consumer. */
+#pragma once
+
+#include "barrier.cuh"
+
+#include <cuda.h>
+
+namespace hk::hopper {
+
+/* Pull the tensor map (a __grid_constant__ kernel parameter) into the descriptor cache early. */
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+/* Copy the box at element coordinates (x = innermost, y) into dst (1024-byte aligned for the 128B
+ * swizzle); the barrier receives the bytes. */
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(&bar.word)), "r"(x), "r"(y)
+                 : "memory");
+}
+
+/* Store the box at (x, y) from src (1024-byte aligned); out-of-bounds box elements are not written.
+ * Completion is tracked per issuing thread with bulk groups. */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int32_t x, int32_t y)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smem_addr(src)), "r"(x), "r"(y)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+/* Wait until at most `pending` store groups still read shared memory (the source may be reused). */
+template <int pending> __device__ __forceinline__ void tma_store_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(pending) : "memory");
+}
+/* Wait until every store group has completed its global writes. */
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+} // namespace hk::hopper
