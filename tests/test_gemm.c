@@ -1,0 +1,207 @@
+/* hk_gemm against the float64 oracle on every available context. */
+#include "harness.h"
+
+#include <string.h>
+
+enum { C_NULL, C_SEPARATE, C_ALIAS, C_NAN };
+
+typedef struct gemm_case {
+    const char *name;
+    unsigned kinds;
+    int64_t m, n, k;
+    hk_dtype ab, d;
+    int ta, tb;
+    int64_t pad_a, pad_b, pad_c, pad_d; /* ld = smallest allowed + pad */
+    float alpha, beta;
+    int c_mode;
+    float scale_a, scale_b;
+} gemm_case;
+
+#define BF HK_DTYPE_BF16
+#define F16 HK_DTYPE_F16
+#define F32 HK_DTYPE_F32
+#define FN HK_DTYPE_FP8_E4M3
+#define FNUZ HK_DTYPE_FP8_E4M3FNUZ
+
+static const gemm_case cases[] = {
+    /* transpose combinations, emulator-sized */
+    {"nn_64x48x80", TH_ALL, 64, 48, 80, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_64x48x80", TH_ALL, 64, 48, 80, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"tn_64x48x80", TH_ALL, 64, 48, 80, BF, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"tt_64x48x80", TH_ALL, 64, 48, 80, BF, BF, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    /* transpose combinations with ragged edges */
+    {"nn_127x129x200", TH_NOT_EMU, 127, 129, 200, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_127x129x200", TH_NOT_EMU, 127, 129, 200, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"tn_127x129x200", TH_NOT_EMU, 127, 129, 200, BF, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"tt_127x129x200", TH_NOT_EMU, 127, 129, 200, BF, BF, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    /* odd sizes */
+    {"nt_1x1x1", TH_ALL, 1, 1, 1, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_7x7x7", TH_ALL, 7, 7, 7, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nn_7x13x127", TH_ALL, 7, 13, 127, BF, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_1000x128x1000", TH_NOT_EMU, 1000, 128, 1000, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_1x1000x1000", TH_NOT_EMU, 1, 1000, 1000, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"tn_1000x1x127", TH_NOT_EMU, 1000, 1, 127, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    /* leading dimensions larger than the row (aligned and odd padding) */
+    {"nt_ld_pad8", TH_ALL, 64, 64, 64, BF, BF, 0, 1, 8, 16, 0, 24, 1, 0, C_NULL, 0, 0},
+    {"tn_ld_pad8", TH_ALL, 64, 32, 96, BF, F32, 1, 0, 8, 8, 0, 8, 1, 0, C_NULL, 0, 0},
+    {"nn_ld_pad_odd", TH_NOT_EMU, 33, 65, 17, BF, BF, 0, 0, 3, 5, 0, 7, 1, 0, C_NULL, 0, 0},
+    {"tt_ld_pad_odd_f32", TH_NOT_EMU, 31, 9, 45, F32, F32, 1, 1, 1, 3, 0, 2, 1, 0, C_NULL, 0, 0},
+    /* alpha / beta */
+    {"nt_alpha_beta_alias", TH_ALL, 64, 64, 64, BF, BF, 0, 1, 0, 0, 0, 0, 0.5f, -1.5f, C_ALIAS, 0, 0},
+    {"nn_alpha_beta_alias_f32_pad", TH_ALL, 48, 40, 32, BF, F32, 0, 0, 0, 0, 4, 4, -2.0f, 0.25f, C_ALIAS, 0, 0},
+    {"tn_beta_separate_c", TH_NOT_EMU, 37, 53, 71, BF, BF, 1, 0, 2, 6, 10, 3, 1.25f, 0.75f, C_SEPARATE, 0, 0},
+    {"nt_beta0_c_nan", TH_ALL, 32, 32, 64, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NAN, 0, 0},
+    {"nt_alpha0_beta1", TH_NOT_EMU, 16, 24, 8, BF, F32, 0, 1, 0, 0, 0, 0, 0, 1, C_SEPARATE, 0, 0},
+    /* output and operand types */
+    {"nt_bf16_to_f16", TH_ALL, 64, 32, 64, BF, F16, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_bf16_to_f32", TH_ALL, 64, 32, 64, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_f16_to_f16", TH_ALL, 64, 32, 64, F16, F16, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nn_f16_to_bf16_odd", TH_NOT_EMU, 19, 23, 29, F16, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_f32_to_f32", TH_ALL, 32, 32, 32, F32, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"tt_f32_to_bf16_beta", TH_NOT_EMU, 50, 60, 70, F32, BF, 1, 1, 0, 0, 0, 0, 1, 1, C_ALIAS, 0, 0},
+    /* fp8 with scales, both formats */
+    {"nt_e4m3fn_scaled_to_bf16", TH_ALL, 64, 64, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 4.0f},
+    {"nt_e4m3fn_scaled_to_f32", TH_ALL, 64, 32, 64, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.125f, 3.0f},
+    {"nt_e4m3fn_default_scales", TH_ALL, 32, 32, 64, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0},
+    {"nt_e4m3fnuz_scaled_to_bf16", TH_ALL, 64, 64, 128, FNUZ, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 4.0f},
+    {"nt_e4m3fnuz_scaled_to_f32", TH_ALL, 64, 32, 64, FNUZ, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 2.0f, 0.25f},
+    {"nn_e4m3fn_odd_beta", TH_NOT_EMU, 17, 31, 45, FN, BF, 0, 0, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1.5f, 1.0f},
+    {"tt_e4m3fnuz_odd", TH_NOT_EMU, 45, 17, 31, FNUZ, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.75f, 1.0f},
+};
+
+/* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
+static const void *upload_operand(const th_ctx *c, hk_dtype t, const double *op, int64_t rows, int64_t cols, int trans,
+                                  int64_t ld)
+{
+    double *stored = th_host(sizeof(double) * (size_t)(rows * cols > 0 ? rows * cols : 1));
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+            if (trans)
+                stored[j * rows + i] = op[i * cols + j];
+            else
+                stored[i * cols + j] = op[i * cols + j];
+        }
+    th_tensor x = trans ? th_matrix(t, cols, rows, ld) : th_matrix(t, rows, cols, ld);
+    return th_dev_tensor(c, &x, stored);
+}
+
+static int is_fp8(hk_dtype t) { return t == FN || t == FNUZ; }
+
+static void run_case(const th_ctx *c, const void *param)
+{
+    const gemm_case *g = param;
+    th_rng rng = th_rng_for_case();
+    int64_t m = g->m, n = g->n, k = g->k;
+    int64_t lda = (g->ta ? m : k) + g->pad_a, ldb = (g->tb ? k : n) + g->pad_b;
+    int64_t ldd = n + g->pad_d, ldc = g->c_mode == C_ALIAS ? ldd : n + g->pad_c;
+
+    double *a = th_host(sizeof(double) * (size_t)(m * k)), *b = th_host(sizeof(double) * (size_t)(k * n));
+    double *cv = th_host(sizeof(double) * (size_t)(m * n)), *ref = th_host(sizeof(double) * (size_t)(m * n));
+    th_fill_normal(&rng, g->ab, a, m * k, 1.0);
+    th_fill_normal(&rng, g->ab, b, k * n, 1.0);
+    th_fill_normal(&rng, g->d, cv, m * n, 2.0);
+
+    hk_gemm_args args = HK_ARGS_INIT(hk_gemm_args);
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.a_type = args.b_type = g->ab;
+    args.d_type = g->d;
+    args.trans_a = g->ta;
+    args.trans_b = g->tb;
+    args.a = upload_operand(c, g->ab, a, m, k, g->ta, lda);
+    args.lda = lda;
+    args.b = upload_operand(c, g->ab, b, k, n, g->tb, ldb);
+    args.ldb = ldb;
+    args.alpha = g->alpha;
+    args.beta = g->beta;
+    args.scale_a = g->scale_a;
+    args.scale_b = g->scale_b;
+
+    th_tensor dt = th_matrix(g->d, m, n, ldd);
+    th_tensor ct = th_matrix(g->d, m, n, ldc);
+    if (g->c_mode == C_ALIAS) {
+        args.d = th_dev_tensor(c, &dt, cv);
+        args.c = args.d;
+    } else {
+        args.d = th_dev(c, th_bytes(&dt));
+        if (g->c_mode == C_SEPARATE)
+            args.c = th_dev_tensor(c, &ct, cv);
+        else if (g->c_mode == C_NAN)
+            args.c = th_dev(c, th_bytes(&ct)); /* all NaN: must not be read with beta == 0 */
+    }
+    args.ldc = args.c ? ldc : 0;
+    args.ldd = ldd;
+
+    th_op_status(c, hk_gemm(c->ctx, &args), "hk_gemm");
+
+    double alpha = g->alpha;
+    if (is_fp8(g->ab))
+        alpha *= (g->scale_a != 0 ? g->scale_a : 1.0) * (g->scale_b != 0 ? g->scale_b : 1.0);
+    orc_gemm(m, n, k, alpha, a, b, g->beta, g->c_mode == C_SEPARATE || g->c_mode == C_ALIAS ? cv : NULL, ref);
+
+    bool ok = true;
+    double *out = th_fetch_tensor(c, &dt, args.d, &ok, "D");
+    ok &= th_check("D", out, ref, m * n, th_tol_for(g->d, c));
+    th_expect(ok, "hk_gemm result");
+}
+
+/* Empty problems return HK_OK and leave D alone; k == 0 gives D = beta * C. */
+static void run_empty(const th_ctx *c, const void *param)
+{
+    (void)param;
+    th_rng rng = th_rng_for_case();
+    hk_gemm_args args = HK_ARGS_INIT(hk_gemm_args);
+    args.a_type = args.b_type = args.d_type = BF;
+    args.trans_b = 1;
+    unsigned char *host = th_host(64 * 64 * 2);
+    args.a = th_dev(c, 64 * 64 * 2);
+    args.b = th_dev(c, 64 * 64 * 2);
+    args.d = th_dev(c, 64 * 64 * 2);
+    args.alpha = 1;
+
+    static const int64_t shapes[][3] = {{0, 8, 8}, {8, 0, 8}, {0, 0, 0}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        args.m = shapes[s][0];
+        args.n = shapes[s][1];
+        args.k = shapes[s][2];
+        args.lda = args.ldb = 8;
+        args.ldd = 8;
+        th_op_status(c, hk_gemm(c->ctx, &args), "hk_gemm (empty)");
+        th_download(c, host, args.d, 64 * 64 * 2);
+        for (size_t i = 0; i < 64 * 64 * 2; ++i)
+            if (host[i] != 0xFF)
+                fail_msg("empty gemm %ldx%ldx%ld wrote D byte %zu", (long)args.m, (long)args.n, (long)args.k, i);
+    }
+
+    /* k == 0: the sum is empty, D = beta * C */
+    int64_t m = 5, n = 9;
+    double *cv = th_host(sizeof(double) * (size_t)(m * n)), *ref = th_host(sizeof(double) * (size_t)(m * n));
+    th_fill_normal(&rng, BF, cv, m * n, 1.0);
+    th_tensor ct = th_matrix(BF, m, n, n), dt = th_matrix(BF, m, n, n + 3);
+    args.m = m;
+    args.n = n;
+    args.k = 0;
+    args.lda = 1;
+    args.ldb = 1;
+    args.c = th_dev_tensor(c, &ct, cv);
+    args.ldc = n;
+    args.d = th_dev(c, th_bytes(&dt));
+    args.ldd = n + 3;
+    args.beta = 0.5f;
+    th_op_status(c, hk_gemm(c->ctx, &args), "hk_gemm (k = 0)");
+    orc_gemm(m, n, 0, 1.0, NULL, NULL, 0.5, cv, ref);
+    bool ok = true;
+    double *out = th_fetch_tensor(c, &dt, args.d, &ok, "D");
+    ok &= th_check("D (k = 0)", out, ref, m * n, th_tol_for(BF, c));
+    th_expect(ok, "k = 0 gemm");
+}
+
+int main(void)
+{
+    th_open_contexts();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        th_add(cases[i].name, run_case, &cases[i], cases[i].kinds);
+    th_add("empty_and_k0", run_empty, NULL, TH_ALL);
+    return th_run("gemm");
+}
