@@ -99,6 +99,19 @@ static hk_status check_layout(const char *op, const char *name, int rank, const 
     return HK_OK;
 }
 
+/* Contiguous strides {outer, middle, inner} for [.., middle, inner] rows of `row` elements, overflow-checked. */
+static hk_status contiguous_strides(const char *op, const char *name, int64_t stride[3], int64_t seqlen, int64_t heads,
+                                    int64_t row, bool batched)
+{
+    int64_t token, sequence = 0;
+    if (__builtin_mul_overflow(heads, row, &token) || (batched && __builtin_mul_overflow(seqlen, token, &sequence)))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans more elements than int64 holds", op, name);
+    stride[0] = sequence;
+    stride[1] = token;
+    stride[2] = row;
+    return HK_OK;
+}
+
 /* ---------------------------------------------------------------- GEMM */
 
 /* A rows x cols row-major matrix with leading dimension ld. */
@@ -214,13 +227,12 @@ static hk_status attn_tensor(const char *op, const char *name, const void *p, in
                              int64_t seqlen, int64_t heads, hk_dtype dtype, bool needed)
 {
     size_t elem = hk_dtype_size(dtype);
-    if (stride[0] == 0 && stride[1] == 0 && stride[2] == 0) {
-        stride[2] = s->head_dim;
-        stride[1] = heads * s->head_dim;
-        stride[0] = s->varlen ? 0 : seqlen * heads * s->head_dim;
-    }
+    hk_status st;
+    if (stride[0] == 0 && stride[1] == 0 && stride[2] == 0 &&
+        (st = contiguous_strides(op, name, stride, seqlen, heads, s->head_dim, !s->varlen)))
+        return st;
     bool empty = s->batch == 0 || seqlen == 0;
-    hk_status st = check_pointer(op, name, p, elem, needed && !empty);
+    st = check_pointer(op, name, p, elem, needed && !empty);
     if (st != HK_OK || !p || empty)
         return st;
     int64_t sizes[3] = {s->varlen ? 1 : s->batch, seqlen, heads};
@@ -296,11 +308,9 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
     int64_t *strides[2] = {a->x_stride, a->out_stride};
     for (int t = 0; t < 2; ++t) {
         int64_t *s = strides[t];
-        if (s[0] == 0 && s[1] == 0 && s[2] == 0) {
-            s[2] = a->head_dim;
-            s[1] = a->heads * a->head_dim;
-            s[0] = a->seqlen * s[1];
-        }
+        if (s[0] == 0 && s[1] == 0 && s[2] == 0 &&
+            (st = contiguous_strides(op, t ? "out" : "x", s, a->seqlen, a->heads, a->head_dim, true)))
+            return st;
         if (!empty && (st = check_layout(op, t ? "out" : "x", 3, sizes, s, a->head_dim, elem)))
             return st;
     }

@@ -103,8 +103,9 @@ void hk_emu_collective(hk_emu_op op, void *io, const void *imm, size_t imm_bytes
     if (w->arrived == 0) {
         w->op = op;
         w->imm_bytes = imm_bytes;
-        memcpy(w->imm, imm, imm_bytes);
-    } else if (w->op != op || w->imm_bytes != imm_bytes || memcmp(w->imm, imm, imm_bytes) != 0) {
+        if (imm_bytes)
+            memcpy(w->imm, imm, imm_bytes);
+    } else if (w->op != op || w->imm_bytes != imm_bytes || (imm_bytes && memcmp(w->imm, imm, imm_bytes) != 0)) {
         hk_emu_fault("lanes of one wave reached different cross-lane operations (divergent collective)");
     }
     w->io[cur_lane % 64] = io;
