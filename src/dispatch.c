@@ -96,31 +96,25 @@ static hk_status workspace_size(hk_context *ctx, hk_op op, const void *args, siz
 }
 
 /* Each entry point: context check, validation into a normalised copy, dispatch. */
-#define HK_ENTRY(opname, OPENUM, type)                                                                                 \
+#define HK_ENTRY(opname, OPENUM, type, workspace_ptr, workspace_bytes)                                               \
     hk_status hk_##opname(hk_context *ctx, const type *args)                                                           \
     {                                                                                                                  \
         type a;                                                                                                        \
         hk_status st = hk_check_context(ctx, #opname);                                                                 \
         if (st == HK_OK)                                                                                               \
             st = hk_validate_##opname(args, &a);                                                                       \
-        return st != HK_OK ? st : run(ctx, OPENUM, &a, NULL, 0);                                                       \
+        return st != HK_OK ? st : run(ctx, OPENUM, &a, workspace_ptr, workspace_bytes);                                \
     }
 
-HK_ENTRY(gemm, HK_OP_GEMM, hk_gemm_args)
-HK_ENTRY(attn_fwd, HK_OP_ATTN_FWD, hk_attn_fwd_args)
-HK_ENTRY(rotary, HK_OP_ROTARY, hk_rotary_args)
-HK_ENTRY(ln_fused, HK_OP_LN_FUSED, hk_ln_fused_args)
+HK_ENTRY(gemm, HK_OP_GEMM, hk_gemm_args, NULL, 0)
+HK_ENTRY(attn_fwd, HK_OP_ATTN_FWD, hk_attn_fwd_args, NULL, 0)
+HK_ENTRY(rotary, HK_OP_ROTARY, hk_rotary_args, NULL, 0)
+HK_ENTRY(ln_fused, HK_OP_LN_FUSED, hk_ln_fused_args, NULL, 0)
+HK_ENTRY(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args, a.workspace, a.workspace_size)
+HK_ENTRY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args, a.workspace, a.workspace_size)
 
-/* Ops that take a caller-provided workspace, with their size queries. */
-#define HK_ENTRY_WS(opname, OPENUM, type)                                                                              \
-    hk_status hk_##opname(hk_context *ctx, const type *args)                                                           \
-    {                                                                                                                  \
-        type a;                                                                                                        \
-        hk_status st = hk_check_context(ctx, #opname);                                                                 \
-        if (st == HK_OK)                                                                                               \
-            st = hk_validate_##opname(args, &a);                                                                       \
-        return st != HK_OK ? st : run(ctx, OPENUM, &a, a.workspace, a.workspace_size);                                 \
-    }                                                                                                                  \
+/* Workspace size queries of the ops that take a caller-provided workspace. */
+#define HK_WORKSPACE_QUERY(opname, OPENUM, type)                                                                       \
     hk_status hk_##opname##_workspace_size(hk_context *ctx, const type *args, size_t *bytes)                           \
     {                                                                                                                  \
         type a;                                                                                                        \
@@ -132,5 +126,5 @@ HK_ENTRY(ln_fused, HK_OP_LN_FUSED, hk_ln_fused_args)
         return st != HK_OK ? st : workspace_size(ctx, OPENUM, &a, bytes);                                              \
     }
 
-HK_ENTRY_WS(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args)
-HK_ENTRY_WS(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args)
+HK_WORKSPACE_QUERY(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args)
+HK_WORKSPACE_QUERY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args)
