@@ -162,7 +162,9 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
                        hk_dtype_name(a->a_type));
     } else {
         a->scale_a = a->scale_b = 1.0f;
+        a->fp8_fast_accum = 0;
     }
+    a->fp8_fast_accum = a->fp8_fast_accum != 0;
     int64_t a_rows = a->trans_a ? a->k : a->m, a_cols = a->trans_a ? a->m : a->k;
     int64_t b_rows = a->trans_b ? a->n : a->k, b_cols = a->trans_b ? a->k : a->n;
     bool has_product = a->m > 0 && a->n > 0 && a->k > 0;
