@@ -15,7 +15,6 @@
 static th_ctx th_contexts[TH_MAX_CONTEXTS];
 static size_t th_ncontexts;
 
-/* HK_TEST_CONTEXTS=cpu,emulator/gfx950 restricts the run to the listed labels (for debugging). */
 static bool th_context_wanted(const char *label)
 {
     const char *want = getenv("HK_TEST_CONTEXTS");
@@ -81,9 +80,6 @@ void th_open_contexts(void)
     for (size_t i = 0; i < th_ncontexts; ++i)
         printf("context %zu: %s (%s)\n", i, th_contexts[i].label, hk_context_device_name(th_contexts[i].ctx));
 }
-
-size_t th_context_count(void) { return th_ncontexts; }
-const th_ctx *th_context(size_t i) { return &th_contexts[i]; }
 
 /* ---------------------------------------------------------------- memory arena */
 
@@ -195,7 +191,7 @@ void th_add(const char *name, th_case_fn fn, const void *param, unsigned kinds)
     }
 }
 
-const char *th_case_name(void) { return th_current ? th_current->name : "?"; }
+static const char *th_case_name(void) { return th_current ? th_current->name : "?"; }
 uint64_t th_case_seed(void) { return th_current ? th_current->seed : 0; }
 
 static uint64_t th_splitmix(uint64_t x)
@@ -379,20 +375,21 @@ static int64_t th_offset(const th_tensor *x, int64_t idx)
     return i0 * x->stride[0] + i1 * x->stride[1] + i2 * x->stride[2] + i3;
 }
 
-void th_store(const th_tensor *x, void *raw, const double *logical)
+static void th_store(const th_tensor *x, void *raw, const double *logical)
 {
     memset(raw, orc_nan_byte(x->t), th_bytes(x));
     for (int64_t i = 0, n = th_numel(x); i < n; ++i)
         orc_encode(x->t, raw, th_offset(x, i), logical[i]);
 }
 
-void th_load(const th_tensor *x, const void *raw, double *logical)
+static void th_load(const th_tensor *x, const void *raw, double *logical)
 {
     for (int64_t i = 0, n = th_numel(x); i < n; ++i)
         logical[i] = orc_decode(x->t, raw, th_offset(x, i));
 }
 
-int64_t th_gap_damage(const th_tensor *x, const void *raw)
+/* Bytes of raw outside the logical elements that no longer hold the 0xFF poison. */
+static int64_t th_gap_damage(const th_tensor *x, const void *raw)
 {
     int64_t span = th_span(x), damaged = 0;
     size_t es = orc_dtype_size(x->t);

@@ -24,10 +24,9 @@ typedef struct th_ctx {
     char label[64]; /* "cpu", "emulator/gfx942", "cuda/sm_90a" */
 } th_ctx;
 
-/* CPU always; EMULATOR gfx942/gfx950 when they can be created; AUTO when it is not the CPU. */
+/* CPU always; EMULATOR gfx942/gfx950 when they can be created; AUTO when it is not the CPU.
+ * HK_TEST_CONTEXTS=cpu,emulator/gfx950 restricts a run to the listed labels. */
 void th_open_contexts(void);
-size_t th_context_count(void);
-const th_ctx *th_context(size_t i);
 
 /* ---------------------------------------------------------------- registration and running */
 typedef void (*th_case_fn)(const th_ctx *c, const void *param);
@@ -37,8 +36,7 @@ void th_add(const char *name, th_case_fn fn, const void *param, unsigned kinds);
 /* Run everything registered; prints "N passed, N failed, N skipped" and returns the process exit code. */
 int th_run(const char *group);
 
-/* Name of the running case ("<name> on <label>"), and the seed of its random inputs. */
-const char *th_case_name(void);
+/* Seed of the running case's random inputs (derived from HK_TEST_SEED, printed by th_run). */
 uint64_t th_case_seed(void);
 
 /* Check an op's status: HK_ERR_UNSUPPORTED on a non-CPU context prints "SKIP <case> on <arch>: <reason>" and
@@ -65,9 +63,7 @@ double th_normal(th_rng *r);
 void th_fill_normal(th_rng *r, hk_dtype t, double *v, int64_t n, double sigma);
 
 /* ---------------------------------------------------------------- strided tensors
- * Up to 4 logical dims (unused leading dims have extent 1); the last dim is contiguous; strides in elements.
- * store: fills the whole span with the dtype's NaN pattern, then writes the logical elements (so a kernel
- * that reads padding produces NaN). load: decodes the logical elements. */
+ * Up to 4 logical dims (unused leading dims have extent 1); the last dim is contiguous; strides in elements. */
 typedef struct th_tensor {
     hk_dtype t;
     int64_t dim[4];
@@ -77,16 +73,13 @@ typedef struct th_tensor {
 th_tensor th_tensor4(hk_dtype t, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t s0, int64_t s1, int64_t s2);
 th_tensor th_matrix(hk_dtype t, int64_t rows, int64_t cols, int64_t ld);
 int64_t th_numel(const th_tensor *x);
-size_t th_bytes(const th_tensor *x);  /* bytes spanned (at least one element) */
-void th_store(const th_tensor *x, void *raw, const double *logical);
-void th_load(const th_tensor *x, const void *raw, double *logical);
-/* Bytes of raw outside the logical elements that no longer hold the 0xFF poison. */
-int64_t th_gap_damage(const th_tensor *x, const void *raw);
+size_t th_bytes(const th_tensor *x); /* bytes spanned (at least one element) */
 
-/* Host copy of x filled from logical values, uploaded to a fresh device buffer. */
+/* A fresh device buffer holding x: the padding gets the dtype's NaN pattern (a kernel that reads it produces
+ * NaN), the logical elements the encoded values. */
 void *th_dev_tensor(const th_ctx *c, const th_tensor *x, const double *logical);
-/* Download a device tensor and decode its logical elements into a fresh host array; also checks the padding
- * still holds the poison (reports and returns NULL-free results; sets *gap_ok). */
+/* Download a device tensor and decode its logical elements into a fresh host array. Padding between the
+ * elements must still hold the 0xFF poison; if not, this reports it and clears *gap_ok. */
 double *th_fetch_tensor(const th_ctx *c, const th_tensor *x, const void *dev, bool *gap_ok, const char *what);
 
 /* ---------------------------------------------------------------- comparison

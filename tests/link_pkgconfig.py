@@ -34,15 +34,13 @@ def main():
             run(shlex.split(meson) + ["install", "-C", build, "--destdir", dest, "--no-rebuild", "--quiet"])
             pcs = [os.path.join(root, f) for root, _, files in os.walk(dest) for f in files if f == "hk.pc"]
             if len(pcs) != 1:
-                print(f"FAIL: expected one installed hk.pc, found {pcs}")
-                return 1
+                raise RuntimeError(f"expected one installed hk.pc, found {pcs}")
             pcdir = os.path.dirname(pcs[0])
             libdir = os.path.dirname(pcdir)  # <prefix>/<libdir>/pkgconfig
             env = dict(os.environ, PKG_CONFIG_PATH=pcdir, PKG_CONFIG_SYSROOT_DIR=dest, PKG_CONFIG_LIBDIR=pcdir)
             flags = run([pkg_config, "--cflags", "--libs", "hk"], env=env).split()
             if not any(f.startswith("-I" + dest) for f in flags) or "-lhk" not in flags:
-                print(f"FAIL: pkg-config flags {flags} do not point into the install")
-                return 1
+                raise RuntimeError(f"pkg-config flags {flags} do not point into the install")
             exe = os.path.join(dest, "consumer")
             extra = [] if sanitize in ("", "none") else [f"-fsanitize={sanitize}"]
             run(shlex.split(cc) + ["-std=c11", "-Wall", "-Werror", consumer, "-o", exe] + flags + extra + ["-lm"])
@@ -53,12 +51,13 @@ def main():
                 deps = run([ldd, exe], env=run_env)
                 line = next((l for l in deps.splitlines() if "libhk.so" in l), "")
                 if dest not in line:
-                    print(f"FAIL: the consumer does not load the installed libhk ({line.strip()})")
-                    return 1
+                    raise RuntimeError(f"the consumer does not load the installed libhk ({line.strip()})")
             run([exe], env=run_env)
         except RuntimeError as e:
             print("FAIL:", e)
+            print("0 passed, 1 failed")
             return 1
+    print("1 passed, 0 failed")
     return 0
 
 

@@ -1,6 +1,10 @@
-/* The CDNA rotary and fused LayerNorm kernels under the wave emulator (gfx942 and gfx950) against the CPU
- * backend through the public API: random inputs, odd sizes (element-wise kernels), padded strides, in place,
- * out-of-range position ids, every LayerNorm configuration size class, and the dropout mask bit for bit. */
+/* The CDNA kernels under the wave emulator (gfx942 and gfx950) against the CPU backend through the public API.
+ * Rotary and fused LayerNorm: random inputs, odd sizes (element-wise kernels), padded strides, in place,
+ * out-of-range position ids, every LayerNorm configuration size class, and the dropout mask bit for bit.
+ * GEMM: both schedules (8-wave ping-pong 256 x 256, 4-wave 128 x 128 aligned and unaligned), every transpose,
+ * square / skinny / ragged shapes, alpha/beta with C separate or aliasing D, bf16 / f16 / f32 out, fp8 with scales
+ * (the arch's e4m3), K = 0; every element of D (padding included) checked after poisoning it with NaN. The
+ * emulator itself checks every fragment read for bank conflicts and every LDS access for cross-wave races. */
 #include "hk.h"
 
 #include <math.h>
@@ -60,18 +64,45 @@ static void store_el(hk_dtype t, void *p, int64_t i, float v)
     }
 }
 
+/* Every buffer of a test, freed by its teardown (also after a failed check). */
+static struct {
+    hk_context *ctx;
+    void *ptr;
+} allocs[256];
+static int nallocs;
+
 static void *buffer(hk_context *c, size_t bytes)
 {
     void *p = NULL;
+    assert_true(nallocs < (int)(sizeof allocs / sizeof allocs[0]));
     assert_int_equal(hk_malloc(c, &p, bytes ? bytes : 1), HK_OK);
+    allocs[nallocs].ctx = c;
+    allocs[nallocs++].ptr = p;
     memset(p, 0xFF, bytes); /* NaN in every float format: unwritten outputs show */
     return p;
+}
+
+static int free_buffers(void **state)
+{
+    (void)state;
+    for (int i = 0; i < nallocs; ++i)
+        hk_free(allocs[i].ctx, allocs[i].ptr);
+    nallocs = 0;
+    return 0;
 }
 static void *random_buffer(hk_context *c, hk_dtype t, int64_t n, double lo, double hi)
 {
     void *p = buffer(c, (size_t)n * hk_dtype_size(t));
     for (int64_t i = 0; i < n; ++i)
         store_el(t, p, i, (float)uniform(lo, hi));
+    return p;
+}
+/* Random multiples of 1/q in [-1, 1]. */
+static void *random_quantized(hk_dtype t, int64_t n, int q)
+{
+    void *p = buffer(cpu, (size_t)n * hk_dtype_size(t));
+    for (int64_t i = 0; i < n; ++i)
+        store_el(t, p, i, (float)floor(uniform(-q, q + 1)) / (float)q);
     return p;
 }
 static void *clone(hk_context *c, const void *src, size_t bytes)
@@ -286,6 +317,147 @@ static void test_ln_bwd(void **state)
             run_ln_bwd(&bwd_cases[i], e);
 }
 
+/* ---------------------------------------------------------------- GEMM
+ * Operands are random multiples of 1/64 in [-1, 1] (bf16) or of 1/8 in [-2, 2] (fp8): every product and partial
+ * sum is exact in fp32, so the emulated kernels (any summation order) and the CPU reference agree to the output's
+ * rounding; a dropped or doubled product shows in the f32 cases. */
+enum { C_NONE, C_SEPARATE, C_ALIAS };
+
+typedef struct gemm_case {
+    const char *name;
+    int64_t m, n, k;
+    int ta, tb, fp8;
+    hk_dtype d;
+    int64_t pad_a, pad_b, pad_d; /* leading dimension = smallest allowed + pad */
+    float alpha, beta;
+    int c_mode;
+    float scale_a, scale_b;
+} gemm_case;
+
+#define BF HK_DTYPE_BF16
+#define F16 HK_DTYPE_F16
+#define F32 HK_DTYPE_F32
+
+static const gemm_case gemm_cases[] = {
+    /* 8-wave ping-pong, 256 x 256 tiles: every transpose, ragged M, N, K */
+    {"pp_square_nt", 256, 256, 192, 0, 1, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"pp_square_nn", 256, 256, 192, 0, 0, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"pp_square_tn", 256, 256, 192, 1, 0, 0, F32, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"pp_square_tt", 256, 256, 192, 1, 1, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"pp_ragged_nt", 300, 264, 200, 0, 1, 0, F32, 8, 16, 4, 1, 0, C_NONE, 1, 1},
+    {"pp_ragged_nn_beta", 264, 300, 136, 0, 0, 0, BF, 0, 8, 0, 2.0f, -1.0f, C_SEPARATE, 1, 1},
+    /* 4-wave, 128 x 128 tiles: skinny and small */
+    {"skinny_m1_nt", 1, 300, 256, 0, 1, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"skinny_m16_nn", 16, 272, 160, 0, 0, 0, F32, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"skinny_m100_nt", 100, 200, 136, 0, 1, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"skinny_n1_tn", 136, 1, 64, 1, 0, 0, F32, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"small_tn", 136, 120, 64, 1, 0, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"small_tt_f32", 120, 136, 72, 1, 1, 0, F32, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    /* unaligned operands (element-wise loads): odd K, odd M with A transposed, padded lda */
+    {"u_ragged_tn", 129, 257, 300, 1, 0, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"u_ragged_tt_f32", 77, 45, 99, 1, 1, 0, F32, 3, 1, 5, 1, 0, C_NONE, 1, 1},
+    {"u_lda_pad", 64, 64, 64, 0, 1, 0, BF, 3, 0, 0, 1, 0, C_NONE, 1, 1},
+    /* alpha / beta, output types */
+    {"beta_alias_f32", 136, 120, 96, 0, 1, 0, F32, 0, 0, 4, -0.5f, 1.5f, C_ALIAS, 1, 1},
+    {"beta_alias_bf16_pp", 256, 272, 64, 0, 0, 0, BF, 0, 0, 0, 0.75f, 0.5f, C_ALIAS, 1, 1},
+    {"f16_out", 64, 80, 64, 0, 1, 0, F16, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    {"k0_beta", 50, 40, 0, 0, 1, 0, BF, 0, 0, 0, 1, 2.0f, C_SEPARATE, 1, 1},
+    /* fp8 (e4m3fnuz on gfx942, OCP e4m3 on gfx950) with per-tensor scales */
+    {"fp8_pp_nt", 256, 256, 256, 0, 1, 1, BF, 0, 0, 0, 1, 0, C_NONE, 0.5f, 4.0f},
+    {"fp8_pp_nn_f32", 264, 256, 128, 0, 0, 1, F32, 0, 0, 0, 1, 0, C_NONE, 0.25f, 2.0f},
+    {"fp8_pp_tt", 256, 264, 144, 1, 1, 1, BF, 0, 0, 0, 1, 0, C_NONE, 2.0f, 0.125f},
+    {"fp8_nn_f32", 100, 160, 256, 0, 0, 1, F32, 0, 0, 0, 1, 0, C_NONE, 0.25f, 2.0f},
+    {"fp8_nt", 48, 128, 192, 0, 1, 1, BF, 0, 0, 0, 1, 0, C_NONE, 3.0f, 0.5f},
+    {"fp8_u_ragged_beta", 130, 70, 333, 0, 1, 1, BF, 0, 0, 0, 1, 0.5f, C_ALIAS, 1.5f, 1.0f},
+    {"fp8_u_tn_f32", 33, 65, 48, 1, 0, 1, F32, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+};
+
+/* The arch's e4m3 code of v (a multiple of 1/8 with |v| <= 2, exact in both formats). */
+static uint8_t fp8_code(int gfx950, double v)
+{
+    for (int b = 0; b < 256; ++b) {
+        const int sgn = b >> 7, E = (b >> 3) & 15, m = b & 7, bias = gfx950 ? 7 : 8;
+        if (!gfx950 && b == 0x80)
+            continue;
+        const double mag = E == 0 ? ldexp(m, 1 - bias - 3) : ldexp(8 + m, E - bias - 3);
+        if ((sgn ? -mag : mag) == v && !(v == 0 && sgn))
+            return (uint8_t)b;
+    }
+    fail_msg("no fp8 code for %g", v);
+    return 0;
+}
+
+static void *gemm_operand(int fp8, int gfx950, int64_t n)
+{
+    if (!fp8)
+        return random_quantized(BF, n, 64);
+    uint8_t code[33];
+    for (int v = -16; v <= 16; ++v)
+        code[v + 16] = fp8_code(gfx950, v / 8.0);
+    uint8_t *p = buffer(cpu, (size_t)n);
+    for (int64_t i = 0; i < n; ++i)
+        p[i] = code[(int)floor(uniform(0, 33))];
+    return p;
+}
+
+#include <time.h>
+static void run_gemm(const gemm_case *g, int e)
+{
+    struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+    const hk_dtype in = !g->fp8 ? BF : e ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_FP8_E4M3FNUZ;
+    const int64_t a_rows = g->ta ? g->k : g->m, a_cols = g->ta ? g->m : g->k;
+    const int64_t b_rows = g->tb ? g->n : g->k, b_cols = g->tb ? g->k : g->n;
+    const int64_t lda = a_cols + g->pad_a, ldb = b_cols + g->pad_b, ldd = g->n + g->pad_d;
+    void *a = gemm_operand(g->fp8, e, a_rows * lda), *b = gemm_operand(g->fp8, e, b_rows * ldb);
+    const size_t d_bytes = (size_t)(g->m * ldd) * hk_dtype_size(g->d);
+    void *c = g->c_mode == C_NONE ? NULL : random_quantized(g->d, g->m * ldd, 64);
+    hk_context *ctx[2] = {cpu, emu[e]};
+    void *d[2];
+    for (int i = 0; i < 2; ++i) {
+        d[i] = g->c_mode == C_ALIAS ? clone(ctx[i], c, d_bytes) : buffer(ctx[i], d_bytes);
+        hk_gemm_args args = HK_ARGS_INIT(hk_gemm_args);
+        args.m = g->m, args.n = g->n, args.k = g->k;
+        args.a_type = args.b_type = in, args.d_type = g->d;
+        args.trans_a = g->ta, args.trans_b = g->tb;
+        args.a = a, args.lda = lda, args.b = b, args.ldb = ldb;
+        args.c = g->c_mode == C_ALIAS ? d[i] : c, args.ldc = ldd;
+        args.d = d[i], args.ldd = ldd;
+        args.alpha = g->alpha, args.beta = g->beta;
+        args.scale_a = g->fp8 ? g->scale_a : 0, args.scale_b = g->fp8 ? g->scale_b : 0;
+        if (hk_gemm(ctx[i], &args) != HK_OK)
+            fail_msg("gemm %s on %s: %s", g->name, i ? emu_arch[e] : "cpu", hk_last_error());
+    }
+    char what[96];
+    snprintf(what, sizeof what, "gemm %s", g->name);
+    expect_close(what, emu_arch[e], g->d, d[1], d[0], g->m * ldd, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1); fprintf(stderr, "TIME %s %s %.3f\n", g->name, emu_arch[e], (t1.tv_sec-t0.tv_sec)+1e-9*(t1.tv_nsec-t0.tv_nsec));
+}
+
+static void test_gemm(void **state)
+{
+    (void)state;
+    for (int e = 0; e < 2; ++e)
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof gemm_cases[0]; ++i) {
+            run_gemm(&gemm_cases[i], e);
+            free_buffers(NULL);
+        }
+}
+
+/* The brief's ragged shape at full depth: 257 x 129 x 4095, A row-major with B transposed and not. */
+static void test_gemm_ragged_deep(void **state)
+{
+    (void)state;
+    static const gemm_case deep[] = {
+        {"ragged_deep_nt", 257, 129, 4095, 0, 1, 0, F32, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+        {"ragged_deep_nn", 257, 129, 4095, 0, 0, 0, BF, 0, 0, 0, 1, 0, C_NONE, 1, 1},
+    };
+    for (int e = 0; e < 2; ++e)
+        for (size_t i = 0; i < sizeof deep / sizeof deep[0]; ++i) {
+            run_gemm(&deep[i], e);
+            free_buffers(NULL);
+        }
+}
+
 int main(void)
 {
     hk_context_options o = HK_ARGS_INIT(hk_context_options);
@@ -301,12 +473,17 @@ int main(void)
         }
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rotary),
-        cmocka_unit_test(test_ln_fwd),
-        cmocka_unit_test(test_ln_bwd),
+        cmocka_unit_test_teardown(test_rotary, free_buffers),
+        cmocka_unit_test_teardown(test_ln_fwd, free_buffers),
+        cmocka_unit_test_teardown(test_ln_bwd, free_buffers),
+        cmocka_unit_test_teardown(test_gemm, free_buffers),
+        cmocka_unit_test_teardown(test_gemm_ragged_deep, free_buffers),
     };
     const int n = (int)(sizeof tests / sizeof tests[0]);
     int failed = cmocka_run_group_tests_name("amd-emulated-ops", tests, NULL, NULL);
+    for (int e = 0; e < 2; ++e)
+        hk_context_destroy(emu[e]);
+    hk_context_destroy(cpu);
     printf("%d passed, %d failed\n", n - failed, failed);
     return failed ? 1 : 0;
 }
