@@ -3,7 +3,8 @@
 # the cmocka suite, the GPU op tests again under compute-sanitizer memcheck and racecheck, then
 # bench/peers.py. Everything lands flat in $OUT (8 files at most); the summary is printed last.
 #   carry: .carry (libcmocka0 and libcmocka-dev .debs, from `apt-get download` on a Debian machine)
-#   usage: bench/device_run.sh [peers.py args...]     e.g. --only rotary
+#   usage: [QUICK=1] bench/device_run.sh [peers.py args...]     e.g. --only rotary
+#   QUICK=1 runs only this backend's op tests (rotary, ln_fused, cuda_wide), without the sanitizer.
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/hk-out}
 mkdir -p "$OUT"
@@ -32,14 +33,16 @@ if [ $rc != 0 ]; then
 fi
 
 # The whole suite: every op on every context the machine has (CPU, emulator, CUDA).
-timeout 150 meson test -C $B --print-errorlogs --num-processes 8 > "$OUT/test.log" 2>&1
+gpu_tests="rotary ln_fused cuda_wide"
+timeout 150 meson test -C $B --print-errorlogs --num-processes 8 ${QUICK:+$gpu_tests} > "$OUT/test.log" 2>&1
 rc=$?
 summary+=("meson test rc=$rc: $(grep -E '^(Ok|Fail|Timeout|Skipped|Expected Fail|Unexpected Pass):' "$OUT/test.log" | tr -s ' ' | paste -sd' ')")
 
 # The GPU op tests of this backend's ops under the sanitizer's memcheck and racecheck, CUDA contexts only.
-gpu_tests=$(meson test -C $B --list 2>/dev/null | grep -E 'rotary|ln_fused|cuda_wide' | sed 's/.* \/ //' | paste -sd' ')
 : > "$OUT/sanitizer.log"
-for tool in memcheck racecheck; do
+tools="memcheck racecheck"
+[ -n "${QUICK:-}" ] && tools=""
+for tool in $tools; do
   HK_TEST_CONTEXTS=cuda/sm_90a timeout 75 meson test -C $B --print-errorlogs --timeout-multiplier 20 \
     --wrapper "compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20" $gpu_tests >> "$OUT/sanitizer.log" 2>&1
   rc=$?

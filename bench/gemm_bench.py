@@ -1,10 +1,13 @@
 """GEMM rows for bench/peers.py (libhk vs torch.matmul = cuBLAS, and torch._scaled_mm for fp8), on the same
 random inputs. peers.py registers it with `group('gemm')(gemm_bench.bench_gemm)`; standalone:
-    HK_LIB=build/libhk.so.1 python3 bench/gemm_bench.py [--reps N]
-Compute-bound: inputs are not rotated (a 4096^3 GEMM re-reads its 64 MB of operands from L2 either way)."""
+    HK_LIB=build/libhk.so.1 python3 bench/gemm_bench.py [--reps N] [--sweep]
+Contenders of a shape are timed call by call in alternation (the card is power-capped under sustained GEMM).
+--sweep adds libhk under each HK_CUDA_TUNE_GEMM launch shape. Compute-bound: inputs are not rotated (a 4096^3
+GEMM re-reads its 64 MB of operands from L2 either way)."""
 import argparse
 import ctypes
 import os
+import statistics
 import sys
 from ctypes import POINTER, c_float, c_int, c_int64, c_size_t, c_void_p
 
@@ -20,7 +23,7 @@ class GemmArgs(hk._Args):
                 ('a', c_void_p), ('lda', c_int64), ('b', c_void_p), ('ldb', c_int64),
                 ('c', c_void_p), ('ldc', c_int64), ('d', c_void_p), ('ldd', c_int64),
                 ('alpha', c_float), ('beta', c_float), ('scale_a', c_float), ('scale_b', c_float),
-                ('stream', c_void_p)]
+                ('fp8_fast_accum', c_int), ('stream', c_void_p)]
 
 
 TORCH_DTYPE = {torch.bfloat16: 'bf16', torch.float32: 'f32', torch.float16: 'f16', torch.float8_e4m3fn: 'fp8_e4m3'}
@@ -31,7 +34,7 @@ def rel_err(out, ref):
     return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
 
 
-def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=0.0, scale_b=0.0):
+def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=0.0, scale_b=0.0, fast_accum=0):
     """out = alpha * scale_a * scale_b * a @ (w.T if trans_b else w) + beta * c, through libhk."""
     L = b.lib.lib
     L.hk_gemm.argtypes = [c_void_p, POINTER(GemmArgs)]
@@ -42,11 +45,50 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
                     a=a.data_ptr(), lda=a.stride(0), b=w.data_ptr(), ldb=w.stride(0),
                     c=c.data_ptr() if c is not None else None, ldc=c.stride(0) if c is not None else 0,
                     d=out.data_ptr(), ldd=out.stride(0), alpha=alpha, beta=beta, scale_a=scale_a, scale_b=scale_b,
-                    stream=b.stream)
+                    fp8_fast_accum=fast_accum, stream=b.stream)
 
     def run(_i=0):
         b.lib.check(L.hk_gemm(b.ctx, ctypes.byref(args)), 'hk_gemm')
     return run
+
+
+TUNES = ['p1', 'mc2', 'sk1', 'sk2', 'sk4']  # HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c)
+
+
+def tuned(run, tune):
+    """run() under HK_CUDA_TUNE_GEMM=tune (read by libhk at each call)."""
+    def f(i=0):
+        os.environ['HK_CUDA_TUNE_GEMM'] = tune
+        try:
+            run(i)
+        finally:
+            del os.environ['HK_CUDA_TUNE_GEMM']
+    return f
+
+
+def alternate(b, grp, shape, contenders, flops):
+    """Time contenders [(impl, fn)] in alternation, call by call, so that the card's power and clock state
+    (sustained GEMM on an H200 is power-capped) weighs on each alike; rows as Bench.row writes them."""
+    reps, warmup = b.args.reps, b.args.warmup
+    for i in range(warmup):
+        for _, fn in contenders:
+            fn(i)
+    torch.cuda.synchronize()
+    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+          for _ in contenders]
+    for i in range(reps):
+        for j, (_, fn) in enumerate(contenders):
+            ev[j][i][0].record()
+            fn(warmup + i)
+            ev[j][i][1].record()
+    torch.cuda.synchronize()
+    for j, (impl, _) in enumerate(contenders):
+        t = sorted(s.elapsed_time(e) for s, e in ev[j])
+        ms = statistics.median(t)
+        r = dict(group=grp, shape=shape, impl=impl, ms=ms, p10_ms=t[len(t) // 10], p90_ms=t[-1 - len(t) // 10],
+                 flops=flops, tflops=flops / ms / 1e9)
+        print(f"  {grp:8s} {shape:24s} {impl:18s} {ms * 1e3:9.1f} us  {r['tflops']:.1f} TFLOP/s", flush=True)
+        b.rows.append(r)
 
 
 def bench_gemm(b):
@@ -64,23 +106,29 @@ def bench_gemm(b):
     a8 = (torch.randn(m, 784, device=dev) * 2).to(torch.float8_e4m3fn)
     w8 = (torch.randn(n, 784, device=dev) * 2).to(torch.float8_e4m3fn)
     d8 = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
-    hk_gemm_fn(b, a8, w8, d8, scale_a=0.5, scale_b=2.5)()
+    hk_gemm_fn(b, a8, w8, d8, scale_a=0.5, scale_b=2.5, fast_accum=1)()
     torch.cuda.synchronize()
     ref = 1.25 * (a8.double() @ w8.double().T)
     b.check('gemm', f'{m}x{n}x784 e4m3 nt', 'scales', rel_err(d8, ref), 1e-2)
 
-    for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192),
-                      (8192, 8192, 28672)]:
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192), (8192, 8192, 28672),
+              (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (16, 8192, 8192), (128, 8192, 8192)]
+    for (m, n, k) in shapes:
         shape = f'{m}x{n}x{k}'
         a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
         w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
         out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
-        flops = 2.0 * m * n * k
-        b.row('gemm', shape + ' bf16', 'libhk', hk_gemm_fn(b, a, w, out), flops=flops)
-        b.row('gemm', shape + ' bf16', 'torch.matmul', lambda i: torch.matmul(a, w.T), flops=flops)
+        run = hk_gemm_fn(b, a, w, out)
+        contenders = [('libhk', run), ('torch.matmul', lambda i: torch.matmul(a, w.T))]
+        if b.args.sweep:
+            contenders += [('libhk ' + t, tuned(run, t)) for t in TUNES]
+        alternate(b, 'gemm', shape + ' bf16', contenders, 2.0 * m * n * k)
         ref = torch.matmul(a, w.T)
-        torch.cuda.synchronize()
-        b.check('gemm', shape + ' bf16', 'vs torch.matmul', rel_err(out, ref), 1e-2)
+        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in TUNES] if b.args.sweep else []):
+            out.fill_(float('nan'))
+            fn()
+            torch.cuda.synchronize()
+            b.check('gemm', shape + ' bf16', impl + ' vs torch.matmul', rel_err(out, ref), 1e-2)
         del a, w, out, ref
     one = torch.ones((), device=dev)
     for s in (8192, 16384):
@@ -88,10 +136,13 @@ def bench_gemm(b):
         a = (torch.randn(s, s, device=dev) * 2).to(torch.float8_e4m3fn)
         w = (torch.randn(s, s, device=dev) * 2).to(torch.float8_e4m3fn)
         out = torch.empty(s, s, device=dev, dtype=torch.bfloat16)
-        flops = 2.0 * s ** 3
-        b.row('gemm', shape + ' e4m3', 'libhk', hk_gemm_fn(b, a, w, out), flops=flops)
-        b.row('gemm', shape + ' e4m3', 'torch._scaled_mm',
-              lambda i: torch._scaled_mm(a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), flops=flops)
+        # sm_90a fp8 runs in the tensor cores' fast-accumulation mode: the like-for-like peer is use_fast_accum=True
+        run = hk_gemm_fn(b, a, w, out, fast_accum=1)
+        contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
+                          a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
+        if b.args.sweep:
+            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p1', 'mc2')]
+        alternate(b, 'gemm', shape + ' e4m3', contenders, 2.0 * s ** 3)
         del a, w, out
 
 
@@ -101,6 +152,7 @@ def main():
     p.add_argument('--lib', default=None)
     p.add_argument('--reps', type=int, default=30)
     p.add_argument('--warmup', type=int, default=5)
+    p.add_argument('--sweep', action='store_true', help='also time each HK_CUDA_TUNE_GEMM launch shape')
     args = p.parse_args()
     b = peers.Bench(args)
     bench_gemm(b)

@@ -35,7 +35,8 @@ class GemmArgs(C.Structure):
                 ("a_type", C.c_int), ("b_type", C.c_int), ("d_type", C.c_int),
                 ("trans_a", C.c_int), ("trans_b", C.c_int),
                 ("a", vp), ("lda", i64), ("b", vp), ("ldb", i64), ("c", vp), ("ldc", i64), ("d", vp), ("ldd", i64),
-                ("alpha", f32), ("beta", f32), ("scale_a", f32), ("scale_b", f32), ("stream", vp)]
+                ("alpha", f32), ("beta", f32), ("scale_a", f32), ("scale_b", f32), ("fp8_fast_accum", C.c_int),
+                ("stream", vp)]
 
 
 class AttnFwdArgs(C.Structure):

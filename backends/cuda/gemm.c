@@ -1,24 +1,50 @@
-/* CUDA GEMM on sm_90a (kernels/hopper/gemm.cu): builds the TMA tensor maps of A, B and D on the host and
- * launches one persistent CTA per SM. TMA's rules (16-byte aligned bases and row pitches) are what
- * supports() checks; ragged m/n/k are handled by the maps' zero fill and clipping. */
+/* CUDA GEMM on sm_90a (kernels/hopper/gemm.cu): builds the TMA tensor maps of A, B and D on the host, picks
+ * the launch shape by problem size and launches (clusters come from the kernels' __cluster_dims__). TMA's
+ * rules (16-byte aligned bases and row pitches) are what supports() checks; ragged m/n/k are handled by the
+ * maps' zero fill and clipping. */
 #include "ops.h"
 
 #include "hopper/gemm.h"
 #include "tensormap.h"
 
-/* [a_type: bf16, e4m3][trans_a][trans_b][d_type: bf16, f32, f16]; NULL: not built */
-static const char *const hk_gemm_kernels[2][2][2][3] = {
-    {{{"hk_gemm_sm90_bf16_nn_bf16", "hk_gemm_sm90_bf16_nn_f32", "hk_gemm_sm90_bf16_nn_f16"},
-      {"hk_gemm_sm90_bf16_nt_bf16", "hk_gemm_sm90_bf16_nt_f32", "hk_gemm_sm90_bf16_nt_f16"}},
-     {{"hk_gemm_sm90_bf16_tn_bf16", "hk_gemm_sm90_bf16_tn_f32", "hk_gemm_sm90_bf16_tn_f16"},
-      {"hk_gemm_sm90_bf16_tt_bf16", "hk_gemm_sm90_bf16_tt_f32", "hk_gemm_sm90_bf16_tt_f16"}}},
-    {{{NULL, NULL, NULL}, {"hk_gemm_sm90_e4m3_nt_bf16", "hk_gemm_sm90_e4m3_nt_f32", NULL}},
-     {{NULL, NULL, NULL}, {NULL, NULL, NULL}}},
+#include <stdlib.h>
+#include <string.h>
+
+/* [a_type: bf16, e4m3][trans_a][trans_b][d_type: bf16, f32, f16][launch shape: persistent, _mc2, _sk4];
+ * NULL: not built */
+#define HK_GEMM_K3(name) {name, name "_mc2", name "_sk4"}
+static const char *const hk_gemm_kernels[2][2][2][3][3] = {
+    {{{HK_GEMM_K3("hk_gemm_sm90_bf16_nn_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_nn_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_nn_f16")},
+      {HK_GEMM_K3("hk_gemm_sm90_bf16_nt_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_nt_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_nt_f16")}},
+     {{HK_GEMM_K3("hk_gemm_sm90_bf16_tn_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_tn_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_tn_f16")},
+      {HK_GEMM_K3("hk_gemm_sm90_bf16_tt_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_tt_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_tt_f16")}}},
+    {{{{NULL}, {NULL}, {NULL}}, {HK_GEMM_K3("hk_gemm_sm90_e4m3_nt_bf16"), HK_GEMM_K3("hk_gemm_sm90_e4m3_nt_f32"), {NULL}}},
+     {{{NULL}, {NULL}, {NULL}}, {{NULL}, {NULL}, {NULL}}}},
 };
+#undef HK_GEMM_K3
+
+enum { HK_GEMM_PERSIST, HK_GEMM_MC2, HK_GEMM_SK4 };
 
 static int hk_gemm_out_index(hk_dtype t)
 {
     return t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F32 ? 1 : t == HK_DTYPE_F16 ? 2 : -1;
+}
+
+/* Launch shape by problem size, from the timings in bench/NOTES.md (v3): when tiles would fill less than
+ * 7/8 of the SMs twice over, split K over 2 CTAs of a 4-CTA cluster (_sk4, split 2: +7% at 1024^3, +35-65% at
+ * m = 16..128 with n = k = 8192), as long as each half keeps >= 8 k-blocks; otherwise persistent. Only 30
+ * clusters of 4 fit at once on a 132-SM H200, hence no split 4 and the 7/8. The multicast kernels (_mc2)
+ * are not chosen: their release of each stage to the peer CTA serialised the k-loop (NOTES.md). */
+static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, uint32_t box_k, int64_t sms, int32_t *split)
+{
+    const int64_t tiles = ((m + HK_GEMM_BM - 1) / HK_GEMM_BM) * ((n + HK_GEMM_BN - 1) / HK_GEMM_BN);
+    const int64_t kblocks = (k + box_k - 1) / box_k;
+    *split = 1;
+    if (2 * tiles <= sms * 7 / 8 && kblocks >= 16) {
+        *split = 2;
+        return HK_GEMM_SK4;
+    }
+    return HK_GEMM_PERSIST;
 }
 
 static bool hk_gemm_tma_ok(const void *p, int64_t ld, size_t esize)
@@ -35,8 +61,13 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
         hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, fp8_e4m3", hk_dtype_name(a->a_type));
         return HK_ERR_UNSUPPORTED;
     }
+    if (fp8 && !a->fp8_fast_accum) {
+        hk_format(why, why_size, "fp8 with fp32 accumulation is not implemented on sm_90a (the kernel accumulates in "
+                  "the tensor cores' fp8 precision): set fp8_fast_accum");
+        return HK_ERR_UNSUPPORTED;
+    }
     const int out = hk_gemm_out_index(a->d_type);
-    if (out < 0 || !hk_gemm_kernels[fp8][a->trans_a][a->trans_b][out]) {
+    if (out < 0 || !hk_gemm_kernels[fp8][a->trans_a][a->trans_b][out][HK_GEMM_PERSIST]) {
         hk_format(why, why_size, "%s x %s -> %s with trans_a %d, trans_b %d is not covered on sm_90a (fp8: trans_a 0, "
                   "trans_b 1, d bf16 or f32 only)", hk_dtype_name(a->a_type), hk_dtype_name(a->b_type),
                   hk_dtype_name(a->d_type), a->trans_a, a->trans_b);
@@ -81,7 +112,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
                         : hk_cuda_tensor_map_2d(&map_a, in_type, a->a, a->k, a->m, a->lda * ei, box_k, HK_GEMM_BM);
         if (st)
             return st;
-        st = a->trans_b ? hk_cuda_tensor_map_2d(&map_b, in_type, a->b, a->k, a->n, a->ldb * ei, box_k, HK_GEMM_BN)
+        st = a->trans_b ? hk_cuda_tensor_map_2d(&map_b, in_type, a->b, a->k, a->n, a->ldb * ei, box_k, HK_GEMM_BOX_B_ROWS)
                         : hk_cuda_tensor_map_2d(&map_b, in_type, a->b, a->n, a->k, a->ldb * ei, HK_GEMM_BOX_MN, box_k);
         if (st)
             return st;
@@ -109,19 +140,38 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     } else {
         map_d = map_a; /* unused */
     }
-    const int64_t tiles = ((a->m + HK_GEMM_BM - 1) / HK_GEMM_BM) * ((a->n + HK_GEMM_BN - 1) / HK_GEMM_BN);
     const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
-    const unsigned grid[3] = {(unsigned)(tiles < sms ? tiles : sms), 1, 1}, block[3] = {HK_GEMM_THREADS, 1, 1};
+    int mode = hk_gemm_launch_shape(a->m, a->n, a->k, box_k, sms, &p.split);
+    /* HK_CUDA_TUNE_GEMM = p1 | mc2 | sk1 | sk2 | sk4 overrides the launch shape (bench/gemm_bench.py --sweep) */
+    const char *tune = getenv("HK_CUDA_TUNE_GEMM");
+    if (tune && (!strcmp(tune, "p1") || !strcmp(tune, "mc2"))) {
+        mode = tune[0] == 'p' ? HK_GEMM_PERSIST : HK_GEMM_MC2;
+        p.split = 1;
+    } else if (tune && (!strcmp(tune, "sk1") || !strcmp(tune, "sk2") || !strcmp(tune, "sk4"))) {
+        mode = HK_GEMM_SK4;
+        p.split = tune[2] - '0';
+    }
+    const int64_t tiles_m = (a->m + HK_GEMM_BM - 1) / HK_GEMM_BM, tiles_n = (a->n + HK_GEMM_BN - 1) / HK_GEMM_BN;
+    const int64_t tiles = tiles_m * tiles_n, pairs = (tiles_m + 1) / 2 * tiles_n;
+    int64_t ctas;
+    if (mode == HK_GEMM_MC2)
+        ctas = 2 * (pairs < sms / 2 ? pairs : sms / 2);
+    else if (mode == HK_GEMM_SK4)
+        ctas = HK_GEMM_CLUSTER_SK * ((tiles * p.split + HK_GEMM_CLUSTER_SK - 1) / HK_GEMM_CLUSTER_SK);
+    else
+        ctas = tiles < sms ? tiles : sms;
+    const unsigned grid[3] = {(unsigned)ctas, 1, 1}, block[3] = {HK_GEMM_THREADS, 1, 1};
     void *params[] = {&map_a, &map_b, &map_d, &p};
-    return hk_gpu_launch(ctx, hk_gemm_kernels[fp8][a->trans_a][a->trans_b][out], grid, block, HK_GEMM_SHARED_BYTES,
+    return hk_gpu_launch(ctx, hk_gemm_kernels[fp8][a->trans_a][a->trans_b][out][mode], grid, block, HK_GEMM_SHARED_BYTES,
                          a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "persistent TMA + wgmma GEMM, 128x256 tiles, 4-stage mbarrier pipeline: bf16 (all trans_a/trans_b) "
-                   "-> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte aligned rows",
+    .description = "TMA + wgmma GEMM, 128x256 tiles, 4-stage mbarrier pipeline: persistent, or K split over 2 "
+                   "CTAs of a cluster (DSMEM reduction) when tiles are few: bf16 (all trans_a/trans_b) -> bf16/f32/f16, "
+                   "fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

@@ -7,7 +7,7 @@
 #include "hopper/ln_fused.h"
 
 typedef struct hk_ln_config {
-    int tpr, nv, min_blocks;
+    int tpr, nv, min_blocks; /* min_blocks: the backward's resident blocks per SM */
     const char *kernel;
 } hk_ln_config;
 

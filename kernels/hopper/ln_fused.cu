@@ -62,34 +62,40 @@ HK_DEV float inv_sqrt(float x) { return 1.0f / sqrtf(x); } // IEEE, as the CPU r
 
 // ---------------------------------------------------------------- forward, register-resident
 
-template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params &p)
+// The raw inputs of one row segment.
+template <typename T, int NV> struct fwd_row {
+    vec<T, 16 / sizeof(T)> x[NV], r[NV];
+};
+
+template <typename T, int TPR, int NV>
+HK_DEV void fwd_load(const hk_ln_fwd_params &p, int64_t row, const int64_t (&col)[NV], fwd_row<T, NV> &d)
 {
     constexpr int V = 16 / sizeof(T);
-    constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
-    __shared__ float scratch[kBlock / kWarpLanes];
-    const int s = (int)threadIdx.x % TPR;
-    const int64_t row = (int64_t)blockIdx.x * (kBlock / TPR) + threadIdx.x / TPR;
-    const bool active = row < p.rows;
-
-    int64_t col[NV];
-    bool in[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        col[k] = (int64_t)(k * TPR + s) * V;
-        in[k] = active && col[k] < p.cols;
-    }
+    if (row >= p.rows)
+        return;
     const T *x = static_cast<const T *>(p.x) + row * p.x_stride;
     const T *res = static_cast<const T *>(p.residual) + row * p.residual_stride;
-    vec<T, V> xv[NV], rv[NV];
 #pragma unroll
     for (int k = 0; k < NV; ++k)
-        if (in[k])
-            xv[k] = load_vec<V>(x + col[k], cache_stream{});
+        if (col[k] < p.cols)
+            d.x[k] = load_vec<V>(x + col[k], cache_stream{});
     if (p.residual)
 #pragma unroll
         for (int k = 0; k < NV; ++k)
-            if (in[k])
-                rv[k] = load_vec<V>(res + col[k], cache_stream{});
+            if (col[k] < p.cols)
+                d.r[k] = load_vec<V>(res + col[k], cache_stream{});
+}
+
+template <typename T, int TPR, int NV>
+HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&col)[NV], const fwd_row<T, NV> &d,
+                        float *scratch)
+{
+    constexpr int V = 16 / sizeof(T);
+    const bool active = row < p.rows;
+    bool in[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        in[k] = active && col[k] < p.cols;
 
     float z[NV][V];
 #pragma unroll
@@ -100,12 +106,12 @@ template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params
                 z[k][i] = 0.0f;
             continue;
         }
-        unpack(xv[k], z[k]);
+        unpack(d.x[k], z[k]);
         if (p.dropout)
             dropout(z[k], (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
         if (p.residual) {
             float r[V];
-            unpack(rv[k], r);
+            unpack(d.r[k], r);
 #pragma unroll
             for (int i = 0; i < V; ++i)
                 z[k][i] += r[i];
@@ -157,12 +163,31 @@ template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params
         }
         store_vec(y + col[k], pack<T>(o), cache_stream{});
     }
-    if (s == 0 && active) {
+    if (col[0] == 0 && active) { // the segment's first thread
         if (p.mean && !p.rms)
             p.mean[row] = mean;
         if (p.rstd)
             p.rstd[row] = rstd;
     }
+}
+
+// Segments of TPR threads take rows, a block per group of rows. (Persistent blocks that load the next row
+// before normalising the current one ran 15-45% slower on the H200: bench/NOTES.md.)
+template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params &p)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
+    constexpr int kRows = kBlock / TPR;
+    __shared__ float scratch[kBlock / kWarpLanes];
+    const int s = (int)threadIdx.x % TPR;
+    int64_t col[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        col[k] = (int64_t)(k * TPR + s) * V;
+    const int64_t row = (int64_t)blockIdx.x * kRows + threadIdx.x / TPR;
+    fwd_row<T, NV> d;
+    fwd_load<T, TPR>(p, row, col, d);
+    fwd_row_out<T, TPR>(p, row, col, d, scratch);
 }
 
 // ---------------------------------------------------------------- forward, any shape
@@ -217,6 +242,39 @@ template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
 
 // ---------------------------------------------------------------- backward, register-resident
 
+// The raw inputs of one row segment, loaded one row ahead (see ln_bwd).
+template <typename T, int NV> struct bwd_row {
+    vec<T, 16 / sizeof(T)> dy[NV], z[NV], ex[NV];
+    float mean, rstd;
+};
+
+template <typename T, int NV>
+HK_DEV void bwd_load(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], bwd_row<T, NV> &d)
+{
+    constexpr int V = 16 / sizeof(T);
+    if (row >= p.rows)
+        return;
+    const T *dy = static_cast<const T *>(p.dy) + row * p.dy_stride;
+    const T *z = static_cast<const T *>(p.z) + row * p.z_stride;
+    const T *ex = static_cast<const T *>(p.dz_extra) + row * p.dz_extra_stride;
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        if (col[k] < p.cols) {
+            d.dy[k] = load_vec<V>(dy + col[k], cache_stream{});
+            d.z[k] = load_vec<V>(z + col[k], cache_stream{});
+        }
+    }
+    if (p.dz_extra)
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            if (col[k] < p.cols)
+                d.ex[k] = load_vec<V>(ex + col[k], cache_stream{});
+    d.mean = p.rms ? 0.0f : p.mean[row];
+    d.rstd = p.rstd[row];
+}
+
+// Persistent: each block strides over groups of kRows rows and loads the next group's row before working on
+// the current one, so a row's reductions never leave the SM without loads in flight.
 template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
@@ -239,31 +297,23 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params
             dg[k][i] = db[k][i] = 0.0f;
 
     const int64_t groups = (p.rows + kRows - 1) / kRows;
+    bwd_row<T, NV> cur;
+    if ((int64_t)blockIdx.x < groups)
+        bwd_load(p, (int64_t)blockIdx.x * kRows + seg, col, cur);
     for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        bwd_row<T, NV> next;
+        if (g + gridDim.x < groups)
+            bwd_load(p, (g + gridDim.x) * kRows + seg, col, next);
         const int64_t row = g * kRows + seg;
         const bool active = row < p.rows;
         bool in[NV];
 #pragma unroll
         for (int k = 0; k < NV; ++k)
             in[k] = active && col[k] < p.cols;
-        const T *dy = static_cast<const T *>(p.dy) + row * p.dy_stride;
-        const T *zp = static_cast<const T *>(p.z) + row * p.z_stride;
-        const T *ex = static_cast<const T *>(p.dz_extra) + row * p.dz_extra_stride;
-        vec<T, V> dyv[NV], zv[NV], exv[NV];
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            if (in[k]) {
-                dyv[k] = load_vec<V>(dy + col[k], cache_stream{});
-                zv[k] = load_vec<V>(zp + col[k], cache_stream{});
-            }
-        }
-        if (p.dz_extra)
-#pragma unroll
-            for (int k = 0; k < NV; ++k)
-                if (in[k])
-                    exv[k] = load_vec<V>(ex + col[k], cache_stream{});
-        const float mean = active && !p.rms ? p.mean[row] : 0.0f;
-        const float rstd = active ? p.rstd[row] : 0.0f;
+        const vec<T, V>(&dyv)[NV] = cur.dy;
+        const vec<T, V>(&zv)[NV] = cur.z;
+        const vec<T, V>(&exv)[NV] = cur.ex;
+        const float mean = active ? cur.mean : 0.0f, rstd = active ? cur.rstd : 0.0f;
 
         // Pass 1: the two row sums and this thread's dgamma/dbeta terms. xhat and dy * gamma are recomputed
         // in pass 2 from the raw vectors, which take half the registers of their fp32 values.
@@ -314,6 +364,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params
                 dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
             store_vec(dx + col[k], pack<T>(dz), cache_stream{});
         }
+        cur = next;
     }
 
     // One partial row per block. Segments of a block add theirs in segment order through shared memory.

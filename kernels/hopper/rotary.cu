@@ -10,8 +10,6 @@ namespace {
 
 using namespace hk;
 
-constexpr int kHeads = HK_ROTARY_HEADS_PER_THREAD;
-
 // Clamped table row of token t of batch b (positions that index past the table never read out of bounds).
 HK_DEV int64_t table_row(const hk_rotary_params &p, int64_t b, int64_t t)
 {
@@ -24,64 +22,77 @@ HK_DEV int64_t table_row(const hk_rotary_params &p, int64_t b, int64_t t)
     return pos < 0 ? 0 : pos > last ? last : pos;
 }
 
-// V = elements per vector access (16 bytes, or 1 on the scalar path). HALF pairs (i, i + half) with i in
-// [cV, cV + V); INTERLEAVED pairs (2i, 2i + 1): the chunk is 2V contiguous features, two vectors.
-template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotary_params &p)
+// The loaded operands of one unit: chunk c of H heads of one token.
+template <typename T, int V, int H> struct rot_unit {
+    vec<T, V> a[H], b[H];
+};
+
+struct rot_place {
+    int c, h0;
+    int64_t b, t;
+};
+
+template <int H> HK_DEV rot_place locate(const hk_rotary_params &p, int64_t u)
 {
-    const int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= p.units)
-        return;
     const int per_head = p.chunks + p.copy_chunks;
-    const int c = (int)(u % per_head);
-    const int64_t rest = u / per_head;
-    const int h0 = (int)(rest % p.head_groups) * kHeads;
-    const int64_t token = rest / p.head_groups;
-    const int64_t t = token % p.seqlen, b = token / p.seqlen;
-    const T *x = static_cast<const T *>(p.x) + b * p.x_stride[0] + t * p.x_stride[1];
-    T *out = static_cast<T *>(p.out) + b * p.out_stride[0] + t * p.out_stride[1];
+    const int64_t rest = u / per_head, token = rest / p.head_groups;
+    return {(int)(u % per_head), (int)(rest % p.head_groups) * H, token / p.seqlen, token % p.seqlen};
+}
 
-    if (c >= p.chunks) { // features past rotary_dim pass through (only when out is not x)
-        const int e = p.rotary_dim + (c - p.chunks) * V;
-        vec<T, V> v[kHeads];
-#pragma unroll
-        for (int j = 0; j < kHeads; ++j)
-            if (h0 + j < p.heads)
-                v[j] = load_vec<V>(x + (h0 + j) * p.x_stride[2] + e, cache_stream{});
-#pragma unroll
-        for (int j = 0; j < kHeads; ++j)
-            if (h0 + j < p.heads)
-                store_vec(out + (h0 + j) * p.out_stride[2] + e, v[j], cache_stream{});
-        return;
-    }
+// V = elements per vector access (16 bytes, or 1 on the scalar path). HALF pairs (i, i + half) with i in
+// [cV, cV + V); INTERLEAVED pairs (2i, 2i + 1): the chunk is 2V contiguous features, two vectors. Chunks
+// c >= chunks are features past rotary_dim, copied (only when out is not x): one vector, in a.
+template <int V, bool Interleaved> HK_DEV int first_of(const hk_rotary_params &p, int c)
+{
+    return c >= p.chunks ? p.rotary_dim + (c - p.chunks) * V : Interleaved ? 2 * c * V : c * V;
+}
+template <int V, bool Interleaved> HK_DEV int second_of(const hk_rotary_params &p, int c)
+{
+    return Interleaved ? 2 * c * V + V : c * V + p.half;
+}
 
-    // First and second operand of each pair: HALF reads [cV, cV+V) and [half+cV, ...); INTERLEAVED reads
-    // the 2V features from 2cV as two vectors and pairs neighbours.
-    const int e1 = Interleaved ? 2 * c * V : c * V;
-    const int e2 = Interleaved ? e1 + V : e1 + p.half;
-    vec<T, V> a[kHeads], bv[kHeads];
+template <typename T, int V, bool Interleaved, int H>
+HK_DEV void rot_load(const hk_rotary_params &p, int64_t u, rot_unit<T, V, H> &d)
+{
+    const rot_place w = locate<H>(p, u);
+    const T *x = static_cast<const T *>(p.x) + w.b * p.x_stride[0] + w.t * p.x_stride[1];
+    const int e1 = first_of<V, Interleaved>(p, w.c), e2 = second_of<V, Interleaved>(p, w.c);
+    const bool rotate = w.c < p.chunks;
 #pragma unroll
-    for (int j = 0; j < kHeads; ++j) {
-        if (h0 + j < p.heads) {
-            a[j] = load_vec<V>(x + (h0 + j) * p.x_stride[2] + e1, cache_stream{});
-            bv[j] = load_vec<V>(x + (h0 + j) * p.x_stride[2] + e2, cache_stream{});
+    for (int j = 0; j < H; ++j) {
+        if (w.h0 + j < p.heads) {
+            d.a[j] = load_vec<V>(x + (w.h0 + j) * p.x_stride[2] + e1, cache_stream{});
+            if (rotate)
+                d.b[j] = load_vec<V>(x + (w.h0 + j) * p.x_stride[2] + e2, cache_stream{});
         }
     }
+}
+
+template <typename T, int V, bool Interleaved, int H>
+HK_DEV void rot_store(const hk_rotary_params &p, int64_t u, const rot_unit<T, V, H> &d)
+{
+    const rot_place w = locate<H>(p, u);
+    T *out = static_cast<T *>(p.out) + w.b * p.out_stride[0] + w.t * p.out_stride[1];
+    const int e1 = first_of<V, Interleaved>(p, w.c), e2 = second_of<V, Interleaved>(p, w.c);
+    if (w.c >= p.chunks) {
+#pragma unroll
+        for (int j = 0; j < H; ++j)
+            if (w.h0 + j < p.heads)
+                store_vec(out + (w.h0 + j) * p.out_stride[2] + e1, d.a[j], cache_stream{});
+        return;
+    }
     float cs[V], sn[V];
-    const int64_t row = table_row(p, b, t) * p.half + (int64_t)c * V;
+    const int64_t row = table_row(p, w.b, w.t) * p.half + (int64_t)w.c * V;
     load_floats(p.cos + row, cs, cache_constant{});
     load_floats(p.sin + row, sn, cache_constant{});
 #pragma unroll
-    for (int i = 0; i < V; ++i)
-        sn[i] *= p.sign;
-
-#pragma unroll
-    for (int j = 0; j < kHeads; ++j) {
-        if (h0 + j >= p.heads)
+    for (int j = 0; j < H; ++j) {
+        if (w.h0 + j >= p.heads)
             continue;
-        float fa[V], fb[V];
-        unpack(a[j], fa);
-        unpack(bv[j], fb);
         float f[2 * V]; // features in order: HALF a then b; INTERLEAVED the 2V contiguous ones
+        float fa[V], fb[V];
+        unpack(d.a[j], fa);
+        unpack(d.b[j], fb);
 #pragma unroll
         for (int i = 0; i < V; ++i) {
             f[i] = fa[i];
@@ -89,33 +100,43 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
         }
         float r[2 * V];
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-            // pair i of the chunk uses frequency cV + i
+        for (int i = 0; i < V; ++i) { // pair i of the chunk uses frequency cV + i
             const int i1 = Interleaved ? 2 * i : i, i2 = Interleaved ? 2 * i + 1 : V + i;
-            r[i1] = f[i1] * cs[i] - f[i2] * sn[i];
-            r[i2] = f[i2] * cs[i] + f[i1] * sn[i];
+            const float s = p.sign * sn[i];
+            r[i1] = f[i1] * cs[i] - f[i2] * s;
+            r[i2] = f[i2] * cs[i] + f[i1] * s;
         }
-        float ra[V], rb[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            ra[i] = r[i];
-            rb[i] = r[V + i];
+            fa[i] = r[i];
+            fb[i] = r[V + i];
         }
-        store_vec(out + (h0 + j) * p.out_stride[2] + e1, pack<T>(ra), cache_stream{});
-        store_vec(out + (h0 + j) * p.out_stride[2] + e2, pack<T>(rb), cache_stream{});
+        store_vec(out + (w.h0 + j) * p.out_stride[2] + e1, pack<T>(fa), cache_stream{});
+        store_vec(out + (w.h0 + j) * p.out_stride[2] + e2, pack<T>(fb), cache_stream{});
     }
+}
+
+// One unit per thread: every load of the unit's heads is issued before the first use.
+template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotary_params &p)
+{
+    constexpr int H = HK_ROTARY_HEADS_PER_THREAD;
+    const int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= p.units)
+        return;
+    rot_unit<T, V, H> d;
+    rot_load<T, V, Interleaved>(p, u, d);
+    rot_store<T, V, Interleaved>(p, u, d);
 }
 
 } // namespace
 
 // Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s>: v = 16-byte vectors, s = scalar (any alignment).
-#define HK_ROTARY_KERNEL(T, NAME, V, SUFFIX)                                                                   \
-    HK_KERNEL(hk_rotary_##NAME##_half_##SUFFIX, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, false>(p); } \
-    HK_KERNEL(hk_rotary_##NAME##_inter_##SUFFIX, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, true>(p); }
+#define HK_ROTARY_KERNELS(T, NAME, V)                                                                          \
+    HK_KERNEL(hk_rotary_##NAME##_half_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, false>(p); }       \
+    HK_KERNEL(hk_rotary_##NAME##_inter_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, true>(p); }       \
+    HK_KERNEL(hk_rotary_##NAME##_half_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, false>(p); }       \
+    HK_KERNEL(hk_rotary_##NAME##_inter_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, true>(p); }
 
-HK_ROTARY_KERNEL(bf16, bf16, 8, v)
-HK_ROTARY_KERNEL(f16, f16, 8, v)
-HK_ROTARY_KERNEL(float, f32, 4, v)
-HK_ROTARY_KERNEL(bf16, bf16, 1, s)
-HK_ROTARY_KERNEL(f16, f16, 1, s)
-HK_ROTARY_KERNEL(float, f32, 1, s)
+HK_ROTARY_KERNELS(bf16, bf16, 8)
+HK_ROTARY_KERNELS(f16, f16, 8)
+HK_ROTARY_KERNELS(float, f32, 4)

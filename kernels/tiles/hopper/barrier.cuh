@@ -1,5 +1,6 @@
 /* Hopper (sm_90a) synchronisation primitives: shared-memory mbarriers with transaction counts (the
- * completion side of TMA copies), warpgroup register reallocation, and warpgroup indices. */
+ * completion side of TMA copies), thread block cluster helpers (rank, cluster barrier, peer shared memory),
+ * warpgroup register reallocation, and warpgroup indices. */
 #pragma once
 
 #include <stdint.h>
@@ -43,6 +44,51 @@ struct barrier {
                      : "memory");
     }
 };
+
+/* ---- thread block clusters (sm_90): rank, cluster-wide barrier, and peer shared memory */
+
+__device__ __forceinline__ uint32_t cluster_ctarank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+/* Every thread of every CTA of the cluster arrives and waits; orders shared memory (own and peers') across it.
+ * Not .aligned: callers may reach it from diverged warps. */
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;" ::: "memory");
+}
+
+/* The shared::cluster address of `p` (an address in this CTA's shared memory) in cluster CTA `rank`. */
+__device__ __forceinline__ uint32_t cluster_map(const void *p, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+    return r;
+}
+
+/* One arrival on the barrier at the same offset in cluster CTA `rank` (itself included). The cluster-scope
+ * release costs a fence per arrival: issued after each k-block by wgmma consumers it serialised the k-loop
+ * (bench/NOTES.md v3); bench/gemm_v4.patch drops .release.cluster, as CUTLASS's remote arrive does. */
+__device__ __forceinline__ void barrier_arrive_cluster(barrier &bar, uint32_t rank)
+{
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(&bar.word, rank))
+                 : "memory");
+}
+
+/* 16 bytes of a peer CTA's shared memory (address from cluster_map). */
+__device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)
+{
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
 
 /* Make barrier initialisation visible to the async proxy (TMA) before any copy names the barrier. */
 __device__ __forceinline__ void fence_barrier_init()

@@ -25,6 +25,17 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
                  : "memory");
 }
 
+/* Same box, written at dst's offset in every cluster CTA named in cta_mask (bit i: rank i); each copy
+ * completes on the barrier at bar's offset in its own CTA. */
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
+                                                      uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(&bar.word)), "r"(x), "r"(y), "h"(cta_mask)
+                 : "memory");
+}
+
 /* Store the box at (x, y) from src (1024-byte aligned); out-of-bounds box elements are not written.
  * Completion is tracked per issuing thread with bulk groups. */
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int32_t x, int32_t y)
