@@ -112,6 +112,7 @@ static hk_status open_backend(hk_context *ctx, hk_backend backend, const char *a
         if (strcmp(arch, "gfx942") != 0 && strcmp(arch, "gfx950") != 0)
             return hk_fail(HK_ERR_INVALID_ARGUMENT, "context: emulator arch \"%s\" is not one of gfx942, gfx950", arch);
         ctx->backend = HK_BACKEND_EMULATOR;
+        ctx->xcds = 8; /* it plays an MI300X / MI355X, whose grid order is XCD-aware */
         hk_format(ctx->arch, sizeof ctx->arch, "%s", arch);
         hk_format(ctx->device_name, sizeof ctx->device_name, "AMD %s (wave emulator on the CPU)", arch);
         return HK_OK;

@@ -61,7 +61,7 @@ const hk_variant *hk_select_variant(const hk_context *ctx, hk_op op, const void 
     }
     *status = HK_ERR_UNSUPPORTED;
     if (used == 0)
-        hk_fail(HK_ERR_UNSUPPORTED, "%s: no %s kernel for %s (%s backend)", hk_op_name(op), hk_op_name(op), ctx->arch,
+        hk_fail(HK_ERR_UNSUPPORTED, "%s: no kernel for %s (%s backend)", hk_op_name(op), ctx->arch,
                 hk_backend_name(ctx->backend));
     else
         hk_fail(HK_ERR_UNSUPPORTED, "%s: no %s kernel covers this call: %s", hk_op_name(op), ctx->arch, reasons);

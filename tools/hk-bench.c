@@ -39,25 +39,29 @@ static double from_bf16(uint16_t v)
     return f;
 }
 
-static uint8_t to_e4m3(float f) /* OCP e4m3fn, round to nearest even, |f| < 448 */
+/* e4m3 codecs: OCP e4m3fn (bias 7) or, with fnuz, e4m3fnuz (bias 8); round to nearest even, |f| < 240. */
+static uint8_t to_e4m3(float f, bool fnuz)
 {
+    int bias = fnuz ? 8 : 7;
     uint8_t sign = f < 0 ? 0x80 : 0;
     float a = fabsf(f);
     int e;
     frexpf(a, &e);
-    e = e - 1 < -6 ? -6 : e - 1;
+    e = e - 1 < 1 - bias ? 1 - bias : e - 1;
     float q = nearbyintf(ldexpf(a, 3 - e));
     if (q >= 16.0f) {
         q = 8.0f;
         ++e;
     }
-    return q == 0.0f ? sign : (uint8_t)(sign | (q < 8.0f ? (int)q : ((e + 7) << 3 | ((int)q - 8))));
+    if (q == 0.0f)
+        return fnuz ? 0 : sign; /* fnuz has no negative zero */
+    return (uint8_t)(sign | (q < 8.0f ? (int)q : ((e + bias) << 3 | ((int)q - 8))));
 }
 
-static double from_e4m3(uint8_t v)
+static double from_e4m3(uint8_t v, bool fnuz)
 {
-    int e = (v >> 3) & 15, m = v & 7;
-    double mag = e == 0 ? ldexp(m, -9) : ldexp(8 + m, e - 10);
+    int bias = fnuz ? 8 : 7, e = (v >> 3) & 15, m = v & 7;
+    double mag = e == 0 ? ldexp(m, -bias - 2) : ldexp(8 + m, e - bias - 3);
     return v & 0x80 ? -mag : mag;
 }
 
@@ -83,8 +87,8 @@ static bool make_buffer(bench *b, buffer *buf, size_t count, hk_dtype t, float s
         float v = uniform(b) * scale;
         if (t == HK_DTYPE_BF16)
             ((uint16_t *)buf->host)[i] = to_bf16(v);
-        else if (t == HK_DTYPE_FP8_E4M3)
-            ((uint8_t *)buf->host)[i] = to_e4m3(v);
+        else if (t == HK_DTYPE_FP8_E4M3 || t == HK_DTYPE_FP8_E4M3FNUZ)
+            ((uint8_t *)buf->host)[i] = to_e4m3(v, t == HK_DTYPE_FP8_E4M3FNUZ);
         else
             ((float *)buf->host)[i] = v;
     }
@@ -201,9 +205,10 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
 {
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld %s NT%s", (long long)m, (long long)n, (long long)k, hk_dtype_name(in_type),
-             in_type == HK_DTYPE_FP8_E4M3 ? " fast" : "");
+             in_type == HK_DTYPE_BF16 ? "" : " fast");
     buffer buf[3] = {0};
-    bool fp8 = in_type == HK_DTYPE_FP8_E4M3;
+    bool fp8 = in_type == HK_DTYPE_FP8_E4M3 || in_type == HK_DTYPE_FP8_E4M3FNUZ;
+    bool fnuz = in_type == HK_DTYPE_FP8_E4M3FNUZ;
     float range = fp8 ? 4.0f : 1.0f;
     if (!make_buffer(b, &buf[0], (size_t)(m * k), in_type, range) || !make_buffer(b, &buf[1], (size_t)(n * k), in_type, range) ||
         !make_output(b, &buf[2], (size_t)(m * n) * 2)) {
@@ -229,8 +234,10 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
             int64_t i = (int64_t)((uniform(b) + 1) * 0.5 * m), j = (int64_t)((uniform(b) + 1) * 0.5 * n);
             double ref = 0, mag = 0;
             for (int64_t kk = 0; kk < k; ++kk) {
-                double x = fp8 ? from_e4m3(((uint8_t *)buf[0].host)[i * k + kk]) : from_bf16(((uint16_t *)buf[0].host)[i * k + kk]);
-                double y = fp8 ? from_e4m3(((uint8_t *)buf[1].host)[j * k + kk]) : from_bf16(((uint16_t *)buf[1].host)[j * k + kk]);
+                double x = fp8 ? from_e4m3(((uint8_t *)buf[0].host)[i * k + kk], fnuz)
+                               : from_bf16(((uint16_t *)buf[0].host)[i * k + kk]);
+                double y = fp8 ? from_e4m3(((uint8_t *)buf[1].host)[j * k + kk], fnuz)
+                               : from_bf16(((uint16_t *)buf[1].host)[j * k + kk]);
                 ref += x * y;
                 mag += fabs(x * y);
             }
@@ -513,6 +520,8 @@ int main(int argc, char **argv)
     }
     hk_backend backend = hk_context_backend(b.ctx);
     b.gpu = backend == HK_BACKEND_HIP || backend == HK_BACKEND_CUDA;
+    /* the arch's native e4m3: gfx942 has only the fnuz variant */
+    hk_dtype fp8 = strcmp(hk_context_arch(b.ctx), "gfx942") == 0 ? HK_DTYPE_FP8_E4M3FNUZ : HK_DTYPE_FP8_E4M3;
     b.warmup = b.gpu ? 5 : 1;
     b.repeats = b.gpu ? 31 : 3;
     if (b.json)
@@ -525,7 +534,7 @@ int main(int argc, char **argv)
     if (b.gpu) {
         bench_gemm(&b, 4096, 4096, 4096, HK_DTYPE_BF16);
         bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16);
-        bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_FP8_E4M3);
+        bench_gemm(&b, 8192, 8192, 8192, fp8);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, true, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, true);
@@ -539,7 +548,7 @@ int main(int argc, char **argv)
         bench_ln(&b, 32768, 8192, true);
     } else {
         bench_gemm(&b, 512, 512, 512, HK_DTYPE_BF16);
-        bench_gemm(&b, 256, 256, 256, HK_DTYPE_FP8_E4M3);
+        bench_gemm(&b, 256, 256, 256, fp8);
         bench_attn(&b, 1, 4, 4, 512, 64, false, false);
         bench_attn(&b, 1, 8, 2, 512, 64, true, false);
         bench_attn(&b, 1, 4, 4, 256, 64, true, true);

@@ -27,18 +27,22 @@ static size_t ln_bwd_workspace(const hk_context *ctx, const void *args)
     return hk_cdna_ln_bwd_workspace(args);
 }
 
-#define HK_EMU_VARIANT(var, OP, vname, desc, ws)                                                               \
+#define HK_EMU_VARIANT(var, OP, SCHED, vname, desc, ws)                                                       \
     static hk_status var##_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)      \
     {                                                                                                          \
-        (void)ctx;                                                                                             \
-        return hk_cdna_supports(OP, args, why, why_size);                                                      \
+        return hk_cdna_supports(ctx, OP, SCHED, args, why, why_size);                                          \
     }                                                                                                          \
-    static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, args, emu_exec); } \
+    static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, SCHED, args, emu_exec); } \
     static const hk_variant var = {OP, vname, desc, HK_BACKEND_EMULATOR, "gfx942 gfx950", var##_supports, var##_run, ws};
 
-HK_EMU_VARIANT(emu_rotary, HK_OP_ROTARY, "emulator.rotary", "hip.rotary's kernel under the wave emulator", NULL)
-HK_EMU_VARIANT(emu_ln, HK_OP_LN_FUSED, "emulator.ln_fused", "hip.ln_fused's kernels under the wave emulator", NULL)
-HK_EMU_VARIANT(emu_ln_bwd, HK_OP_LN_FUSED_BWD, "emulator.ln_fused_bwd",
+HK_EMU_VARIANT(emu_rotary, HK_OP_ROTARY, 0, "emulator.rotary", "hip.rotary's kernel under the wave emulator", NULL)
+HK_EMU_VARIANT(emu_ln, HK_OP_LN_FUSED, 0, "emulator.ln_fused", "hip.ln_fused's kernels under the wave emulator", NULL)
+HK_EMU_VARIANT(emu_ln_bwd, HK_OP_LN_FUSED_BWD, 0, "emulator.ln_fused_bwd",
                "hip.ln_fused_bwd's kernels under the wave emulator", ln_bwd_workspace)
+HK_EMU_VARIANT(emu_gemm_pp, HK_OP_GEMM, HK_CDNA_GEMM_PINGPONG, "emulator.gemm.pingpong256",
+               "hip.gemm.pingpong256's kernels under the wave emulator (8 XCDs)", NULL)
+HK_EMU_VARIANT(emu_gemm_il, HK_OP_GEMM, HK_CDNA_GEMM_INTERLEAVED, "emulator.gemm.interleaved128",
+               "hip.gemm.interleaved128's kernels under the wave emulator (8 XCDs)", NULL)
 
-HK_INTERNAL const hk_variant *const hk_emulator_variants[] = {&emu_rotary, &emu_ln, &emu_ln_bwd, NULL};
+HK_INTERNAL const hk_variant *const hk_emulator_variants[] = {&emu_rotary, &emu_ln, &emu_ln_bwd, &emu_gemm_pp,
+                                                              &emu_gemm_il, NULL};

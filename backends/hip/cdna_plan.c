@@ -222,11 +222,122 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     return 2;
 }
 
+/* ---------------------------------------------------------------- GEMM
+ * Mirrors kernels/cdna/gemm.hip: per arch and input type the K step BK (64-byte LDS rows on gfx942, 128-byte on
+ * gfx950), kernels hk_gemm_<in>_<nn|nt|tn|tt>_<pp256|i128|i128_u>. */
+enum { GEMM_GROUP_M = 8 };
+
+/* Span in bytes of one buffer view of the kernel: R x C elements with leading dimension ld. */
+static int64_t view_bytes(int64_t rows, int64_t cols, int64_t ld, int64_t size) { return ((rows - 1) * ld + cols) * size; }
+
+/* Aligned operand: whole 16-byte vectors along its contiguous dimension, each in range or out. */
+static bool gemm_aligned(const void *p, int64_t ld, int64_t contiguous_extent, int64_t size)
+{
+    const int64_t v = 16 / size;
+    return aligned16(p) && ld % v == 0 && contiguous_extent % v == 0;
+}
+
+
+int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule, hk_cdna_launch *out, char *why,
+                      size_t why_size)
+{
+    const bool gfx950 = strcmp(ctx->arch, "gfx950") == 0;
+    const hk_dtype fp8 = gfx950 ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_FP8_E4M3FNUZ;
+    const char *in = a->a_type == HK_DTYPE_BF16 ? "bf16" : a->a_type == fp8 ? "fp8" : NULL;
+    if (!in) {
+        hk_format(why, why_size, "a_type %s; supported on %s: bf16, %s", hk_dtype_name(a->a_type), ctx->arch,
+                  hk_dtype_name(fp8));
+        return -1;
+    }
+    int out_type;
+    switch (a->d_type) {
+    case HK_DTYPE_BF16: out_type = HK_GEMM_OUT_BF16; break;
+    case HK_DTYPE_F16: out_type = HK_GEMM_OUT_F16; break;
+    case HK_DTYPE_F32: out_type = HK_GEMM_OUT_F32; break;
+    default: hk_format(why, why_size, "d_type %s; supported: bf16, f16, f32", hk_dtype_name(a->d_type)); return -1;
+    }
+    const bool pp = schedule == HK_CDNA_GEMM_PINGPONG;
+    const int64_t T = pp ? 256 : 128, S = (int64_t)hk_dtype_size(a->a_type), SD = (int64_t)hk_dtype_size(a->d_type);
+    const int64_t BK = (gfx950 ? 128 : 64) / S;
+    if (a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX) {
+        hk_format(why, why_size, "m, n, k %lld, %lld, %lld; each at most %d", (long long)a->m, (long long)a->n,
+                  (long long)a->k, INT32_MAX);
+        return -1;
+    }
+    const int64_t tiles_m = (a->m + T - 1) / T, tiles_n = (a->n + T - 1) / T;
+    if (tiles_m * tiles_n > INT32_MAX / 512) {
+        hk_format(why, why_size, "%lld x %lld tiles of %lld; at most %d", (long long)tiles_m, (long long)tiles_n,
+                  (long long)T, INT32_MAX / 512);
+        return -1;
+    }
+    /* Every buffer view of the kernel (a K step of an operand tile, an output tile) must stay below 2 GiB. */
+    const int64_t limit = INT32_MAX / 2;
+    const int64_t span_a = a->trans_a ? view_bytes(BK, T, a->lda, S) : view_bytes(T, BK, a->lda, S);
+    const int64_t span_b = a->trans_b ? view_bytes(T, BK, a->ldb, S) : view_bytes(BK, T, a->ldb, S);
+    const int64_t span_d = view_bytes(T, T, a->ldd > a->ldc ? a->ldd : a->ldc, SD);
+    if (span_a > limit || span_b > limit || span_d > limit) {
+        hk_format(why, why_size, "leading dimensions lda %lld, ldb %lld, ldd %lld, ldc %lld make a %lld-row tile span "
+                  "over 1 GiB", (long long)a->lda, (long long)a->ldb, (long long)a->ldd, (long long)a->ldc, (long long)T);
+        return -1;
+    }
+    const bool aligned = a->k == 0 || (gemm_aligned(a->a, a->lda, a->trans_a ? a->m : a->k, S) &&
+                                       gemm_aligned(a->b, a->ldb, a->trans_b ? a->k : a->n, S));
+    if (pp) {
+        const int64_t cus = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
+        if (a->m < T || a->n < T || 2 * tiles_m * tiles_n < cus) {
+            hk_format(why, why_size, "m %lld, n %lld: below 256 or fewer than half as many 256 x 256 tiles as the %lld "
+                      "CUs; the 4-wave 128 x 128 kernels serve it", (long long)a->m, (long long)a->n, (long long)cus);
+            return -1;
+        }
+        if (!aligned) {
+            hk_format(why, why_size, "operands not in whole 16-byte vectors (pointers 16-byte aligned, lda/ldb and the "
+                      "contiguous extents multiples of %lld elements); the 4-wave kernels serve it", (long long)(16 / S));
+            return -1;
+        }
+    }
+    if (a->m == 0 || a->n == 0)
+        return 0;
+    hk_cdna_launch *L = out;
+    memset(L, 0, sizeof *L);
+    snprintf(L->kernel, sizeof L->kernel, "hk_gemm_%s_%c%c_%s", in, a->trans_a ? 't' : 'n', a->trans_b ? 't' : 'n',
+             pp ? "pp256" : aligned ? "i128" : "i128_u");
+    L->grid[0] = (unsigned)(tiles_m * tiles_n);
+    L->grid[1] = L->grid[2] = 1;
+    L->block[0] = pp ? 512 : 256;
+    L->block[1] = L->block[2] = 1;
+    hk_gemm_params *p = &L->params.gemm;
+    /* With k == 0 no operand is read (and A, B may be NULL): point them at D so that no address arithmetic of the
+     * kernel starts from NULL. */
+    p->a = a->k ? a->a : a->d;
+    p->b = a->k ? a->b : a->d;
+    p->lda = a->k ? a->lda : 0;
+    p->ldb = a->k ? a->ldb : 0;
+    p->c = a->c;
+    p->d = a->d;
+    p->ldc = a->ldc;
+    p->ldd = a->ldd;
+    p->m = (int32_t)a->m;
+    p->n = (int32_t)a->n;
+    p->k = (int32_t)a->k;
+    p->tiles_m = (int32_t)tiles_m;
+    p->tiles_n = (int32_t)tiles_n;
+    p->group_m = GEMM_GROUP_M;
+    p->xcds = ctx->xcds > 1 ? (int)ctx->xcds : 1;
+    p->d_type = out_type;
+    p->vec_c = a->c && aligned16(a->c) && a->ldc % 4 == 0;
+    p->vec_d = aligned16(a->d) && a->ldd % 4 == 0;
+    p->alpha = a->alpha * a->scale_a * a->scale_b;
+    p->beta = a->beta;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- variant bodies */
 
-static int plan(hk_op op, const void *args, hk_cdna_launch out[2], char *why, size_t why_size)
+static int plan(const hk_context *ctx, hk_op op, int schedule, const void *args, hk_cdna_launch out[2], char *why,
+                size_t why_size)
 {
     switch (op) {
+    case HK_OP_GEMM: return hk_cdna_plan_gemm(ctx, args, schedule, out, why, why_size);
     case HK_OP_ROTARY: return hk_cdna_plan_rotary(args, out, why, why_size);
     case HK_OP_LN_FUSED: return hk_cdna_plan_ln(args, out, why, why_size);
     case HK_OP_LN_FUSED_BWD: return hk_cdna_plan_ln_bwd(args, out, why, why_size);
@@ -240,21 +351,22 @@ static void *stream_of(hk_op op, const void *args)
     case HK_OP_ROTARY: return ((const hk_rotary_args *)args)->stream;
     case HK_OP_LN_FUSED: return ((const hk_ln_fused_args *)args)->stream;
     case HK_OP_LN_FUSED_BWD: return ((const hk_ln_fused_bwd_args *)args)->stream;
+    case HK_OP_GEMM: return ((const hk_gemm_args *)args)->stream;
     default: return NULL;
     }
 }
 
-hk_status hk_cdna_supports(hk_op op, const void *args, char *why, size_t why_size)
+hk_status hk_cdna_supports(const hk_context *ctx, hk_op op, int schedule, const void *args, char *why, size_t why_size)
 {
     hk_cdna_launch l[2];
-    return plan(op, args, l, why, why_size) < 0 ? HK_ERR_UNSUPPORTED : HK_OK;
+    return plan(ctx, op, schedule, args, l, why, why_size) < 0 ? HK_ERR_UNSUPPORTED : HK_OK;
 }
 
-hk_status hk_cdna_run(hk_context *ctx, hk_op op, const void *args, hk_cdna_exec exec)
+hk_status hk_cdna_run(hk_context *ctx, hk_op op, int schedule, const void *args, hk_cdna_exec exec)
 {
     hk_cdna_launch l[2];
     char why[256] = "";
-    int n = plan(op, args, l, why, sizeof why);
+    int n = plan(ctx, op, schedule, args, l, why, sizeof why);
     if (n < 0)
         return hk_fail(HK_ERR_UNSUPPORTED, "%s: %s", hk_op_name(op), why);
     for (int i = 0; i < n; ++i) {

@@ -41,4 +41,21 @@ typedef struct hk_ln_reduce_params {
     int32_t cols, slots;
 } hk_ln_reduce_params;
 
+/* GEMM (kernels/cdna/gemm.hip): D = alpha * op(A) op(B) + beta * C over tiles_m x tiles_n macro tiles. */
+typedef struct hk_gemm_params {
+    const void *a, *b, *c; /* c NULL when beta == 0 */
+    void *d;
+    int64_t lda, ldb, ldc, ldd;
+    int32_t m, n, k;
+    int32_t tiles_m, tiles_n;
+    int32_t group_m; /* tile rows swept together along N (L2 reuse) */
+    int32_t xcds;    /* chiplets: consecutive tiles are kept on one XCD */
+    int32_t d_type;  /* HK_GEMM_OUT_* */
+    int32_t vec_a, vec_b, vec_c, vec_d; /* 16-byte aligned pointer and leading dimension: vector accesses */
+    float alpha;     /* times scale_a * scale_b for fp8 */
+    float beta;
+} hk_gemm_params;
+
+enum { HK_GEMM_OUT_BF16 = 0, HK_GEMM_OUT_F16 = 1, HK_GEMM_OUT_F32 = 2 };
+
 #endif

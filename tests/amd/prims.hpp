@@ -92,3 +92,31 @@ HK_KERNEL(t_mfma_raw, hk_prim_params, 64)
     for (int r = 0; r < 4; ++r)
         p.fout[(4 * (l / 16) + r) * 16 + l % 16] = c[r];
 }
+
+/* Explicit LDS accesses, 2 waves: each lane writes its dword, then (p.n selects) 0: after a barrier, lane l reads
+ * the 16 bytes at 16 l (conflict-free) into p.out; 1: the same with no barrier (a race between the waves); 2: lanes
+ * read at 128-byte strides (a bank conflict); 3: a read past the allocation. */
+HK_KERNEL(t_lds, hk_prim_params, 128)
+{
+    HK_LDS(uint32_t, lds, 256);
+    const int t = thread();
+    raw::lds_write<4>(lds + t, raw::bytes_t<4>{(uint32_t)(1000 + t)});
+    raw::lds_write<4>(lds + 128 + t, raw::bytes_t<4>{(uint32_t)(2000 + t)});
+    if (p.n != 1)
+        raw::lds_barrier();
+    const int l = lane();
+    const uint32_t *at = p.n == 2 ? lds + 32 * (l % 8) : p.n == 3 ? lds + 256 : lds + 4 * l;
+    const raw::bytes_t<16> v = raw::lds_read<16>(at + (p.n == 1 ? 64 * (1 - warp()) : 0));
+    for (int i = 0; i < 4; ++i)
+        p.out[4 * t + i] = (int)v.w[i];
+}
+
+/* v_perm_b32 with a few selectors: out[4 l + i] = perm(hi, lo, sel_i), hi = 0x07060504 + l, lo = 0x03020100. */
+HK_KERNEL(t_perm, hk_prim_params, 64)
+{
+    const int l = lane();
+    const uint32_t hi = 0x07060504u + (uint32_t)l, lo = 0x03020100u;
+    const uint32_t sel[4] = {0x05010400u, 0x07030602u, 0x07060302u, 0x0C0C0704u};
+    for (int i = 0; i < 4; ++i)
+        p.out[4 * l + i] = (int)raw::perm(hi, lo, sel[i]);
+}

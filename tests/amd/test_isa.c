@@ -1,8 +1,11 @@
 /* ISA/resource check of the CDNA code objects from the build's reports (kernels/cdna/isa_report.py):
  * both archs built, every kernel present, no scratch, no spills, LDS within the arch (64 KiB gfx942,
  * 160 KiB gfx950), and the MFMA atoms compiled to the intended opcodes (gfx950 fp8 with zero scales must be the
- * unscaled v_mfma_*_f8f6f4). argv: the report files. */
+ * unscaled v_mfma_*_f8f6f4). GEMM: the main loop issues exactly the MFMAs of one K step of the wave's tile (none
+ * outside it), registers fit the waves a block needs per SIMD, LDS is the double-buffered tiles.
+ * argv: the report files. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +16,7 @@
 
 typedef struct row {
     char arch[16], kernel[96], ops[160];
-    long vgpr, agpr, sgpr, vspill, sspill, lds, scratch, threads, mfma, occupancy;
+    long vgpr, agpr, sgpr, vspill, sspill, lds, scratch, threads, mfma, loop_mfma, occupancy;
 } row;
 
 static row rows[512];
@@ -35,9 +38,9 @@ static void load(void **state)
         while (fgets(line, sizeof line, f) && nrows < 512) {
             row *r = &rows[nrows];
             char object[96];
-            if (sscanf(line, "%15s %95s %95s %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %159s", r->arch, object, r->kernel,
-                       &r->vgpr, &r->agpr, &r->sgpr, &r->vspill, &r->sspill, &r->lds, &r->scratch, &r->threads,
-                       &r->mfma, &r->occupancy, r->ops) != 14)
+            if (sscanf(line, "%15s %95s %95s %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %159s", r->arch, object,
+                       r->kernel, &r->vgpr, &r->agpr, &r->sgpr, &r->vspill, &r->sspill, &r->lds, &r->scratch,
+                       &r->threads, &r->mfma, &r->loop_mfma, &r->occupancy, r->ops) != 15)
                 fail_msg("%s: bad row: %s", reports[i], line);
             ++nrows;
         }
@@ -123,10 +126,63 @@ static void test_mfma_opcodes(void **state)
     expect_op("gfx950", "hk_probe_bf16_default_32x32x64", "v_mfma_f32_16x16x32_bf16");
     expect_op("gfx950", "hk_probe_fp8_16x16x128", "v_mfma_f32_16x16x128_f8f6f4");
     expect_op("gfx950", "hk_probe_fp8_32x32x64", "v_mfma_f32_32x32x64_f8f6f4");
+    /* GEMM: one opcode per arch and input type. */
+    for (int i = 0; i < nrows; ++i) {
+        const row *r = &rows[i];
+        if (strncmp(r->kernel, "hk_gemm_", 8) != 0)
+            continue;
+        const int gfx950 = strcmp(r->arch, "gfx950") == 0, fp8 = strncmp(r->kernel, "hk_gemm_fp8", 11) == 0;
+        expect_op(r->arch, r->kernel, fp8 ? (gfx950 ? "v_mfma_f32_32x32x64_f8f6f4" : "v_mfma_f32_16x16x32_fp8_fp8")
+                                          : (gfx950 ? "v_mfma_f32_16x16x32_bf16" : "v_mfma_f32_16x16x16_bf16"));
+    }
     /* The memory-bound kernels use no MFMA. */
     for (int i = 0; i < nrows; ++i)
-        if (strncmp(rows[i].kernel, "hk_probe_", 9) != 0 && rows[i].mfma != 0)
+        if (strncmp(rows[i].kernel, "hk_probe_", 9) != 0 && strncmp(rows[i].kernel, "hk_gemm_", 8) != 0 &&
+            rows[i].mfma != 0)
             fail_msg("%s %s: unexpected MFMA", rows[i].arch, rows[i].kernel);
+}
+
+/* GEMM kernels (kernels/cdna/gemm.hip): hk_gemm_<bf16|fp8>_<nn|nt|tn|tt>_<pp256|i128|i128_u>. Per arch and input
+ * type the K step BK (one LDS row: 64 bytes on gfx942, 128 on gfx950) and the MFMA instruction's M x N x K; per
+ * schedule the block (threads, macro tile) and the wave tile. One K step of a wave is TM x TN x BK of MACs. */
+static void test_gemm_main_loop(void **state)
+{
+    load(state);
+    static const char *const archs[] = {"gfx942", "gfx950"}, *const ins[] = {"bf16", "fp8"};
+    static const char *const layouts[] = {"nn", "nt", "tn", "tt"}, *const scheds[] = {"pp256", "i128", "i128_u"};
+    for (int a = 0; a < 2; ++a)
+        for (int t = 0; t < 2; ++t)
+            for (int s = 0; s < 3; ++s)
+                for (int l = 0; l < 4; ++l) {
+                    char name[96];
+                    snprintf(name, sizeof name, "hk_gemm_%s_%s_%s", ins[t], layouts[l], scheds[s]);
+                    const row *r = find(archs[a], name);
+                    if (!r) {
+                        bool built = false;
+                        for (int i = 0; i < nrows; ++i)
+                            built = built || strcmp(rows[i].arch, archs[a]) == 0;
+                        if (built)
+                            fail_msg("%s: %s missing", archs[a], name);
+                        continue;
+                    }
+                    const int elem = t ? 1 : 2, row_bytes = a ? 128 : 64, bk = row_bytes / elem;
+                    static const int inst[2][2][3] = {{{16, 16, 16}, {16, 16, 32}}, {{16, 16, 32}, {32, 32, 64}}};
+                    const int *mnk = inst[a][t];
+                    const int pp = s == 0, tm = pp ? 128 : 64, tn = 64, tile = pp ? 256 : 128;
+                    const long want = (long)tm * tn * bk / (mnk[0] * mnk[1] * mnk[2]);
+                    const long lds = 2L * (2 * tile) * row_bytes, regs = (r->vgpr + 3) / 4 * 4 + r->agpr;
+                    if (r->loop_mfma != want || r->mfma != want)
+                        fail_msg("%s %s: %ld MFMAs in the main loop, %ld in all; one K step of %dx%dx%d is %ld", archs[a],
+                                 name, r->loop_mfma, r->mfma, tm, tn, bk, want);
+                    if (r->lds != lds)
+                        fail_msg("%s %s: LDS %ld bytes, expected two stages of %d x %d-byte rows = %ld", archs[a], name,
+                                 r->lds, 2 * tile, row_bytes, lds);
+                    if (regs > (pp ? 256 : 512) || r->threads != (pp ? 512 : 256))
+                        fail_msg("%s %s: %ld VGPR + AGPR for %ld threads (2 waves per SIMD allow 256, 1 allows 512)",
+                                 archs[a], name, regs, r->threads);
+                    print_message("%s %-24s MFMA/K-step %3ld (%s), VGPR %3ld + AGPR %3ld, LDS %6ld, waves/SIMD %ld\n",
+                                  archs[a], name, r->loop_mfma, r->ops, r->vgpr, r->agpr, r->lds, r->occupancy);
+                }
 }
 
 int main(int argc, char **argv)
@@ -137,6 +193,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_resources),
         cmocka_unit_test(test_kernels_present),
         cmocka_unit_test(test_mfma_opcodes),
+        cmocka_unit_test(test_gemm_main_loop),
     };
     const int n = (int)(sizeof tests / sizeof tests[0]);
     int failed = cmocka_run_group_tests_name("amd-isa", tests, NULL, NULL);

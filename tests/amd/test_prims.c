@@ -1,5 +1,6 @@
 /* The emulated AMD primitives against AMD-SEMANTICS.md: DPP, ds_swizzle, bpermute (with exited lanes),
- * readlane, wave/block reductions, range-checked buffer loads/stores, exp2/rcp/rsq, the raw MFMA operand table
+ * readlane, wave/block reductions, range-checked buffer loads/stores, exp2/rcp/rsq, v_perm_b32, explicit LDS
+ * accesses and the emulator's checks on them (races, bank conflicts, bounds), the raw MFMA operand table
  * and every MFMA atom of both archs through the tile interface (kernels/cdna/mfma_probe.hip). The expected
  * values are computed here from the document's formulas, a third encoding next to tiles/emu/raw.hpp and
  * tiles/cdna3/amd.hpp. */
@@ -200,6 +201,49 @@ static void test_divergence_refused(void **state)
     assert_non_null(strstr(msg, "different cross-lane"));
 }
 
+/* The emulator's LDS checks: values read back; a race, a bank conflict and an access past the allocation refused. */
+static void test_lds_checks(void **state)
+{
+    const int gfx = gfx_of(state);
+    int out[4 * 128];
+    char msg[320] = "";
+    hk_prim_params p = {.out = out, .n = 0};
+    run_ok(gfx, "t_lds", &p, 128);
+    for (int t = 0; t < 128; ++t)
+        for (int i = 0; i < 4; ++i) {
+            const int dword = 4 * (t % 64) + i;
+            assert_int_equal(out[4 * t + i], dword < 128 ? 1000 + dword : 2000 + dword - 128);
+        }
+    static const char *const refused[4] = {NULL, "LDS race", "bank conflict", "outside"};
+    for (int mode = 1; mode < 4; ++mode) {
+        p.n = mode;
+        assert_int_not_equal(run(gfx, "t_lds", &p, 128, msg, sizeof msg), 0);
+        if (!strstr(msg, refused[mode]))
+            fail_msg("mode %d: %s", mode, msg);
+    }
+}
+
+/* v_perm_b32: byte i of the result is byte sel[i] of {hi:lo}, 0x0C gives 0. */
+static void test_perm(void **state)
+{
+    const int gfx = gfx_of(state);
+    int out[4 * 64];
+    hk_prim_params p = {.out = out};
+    run_ok(gfx, "t_perm", &p, 64);
+    for (int l = 0; l < 64; ++l) {
+        const uint64_t x = (uint64_t)(0x07060504u + (uint32_t)l) << 32 | 0x03020100u;
+        const uint32_t sel[4] = {0x05010400u, 0x07030602u, 0x07060302u, 0x0C0C0704u};
+        for (int i = 0; i < 4; ++i) {
+            uint32_t want = 0;
+            for (int b = 0; b < 4; ++b) {
+                const uint32_t s = sel[i] >> (8 * b) & 0xFF;
+                want |= (s == 0x0C ? 0u : (uint32_t)(x >> (8 * s) & 0xFF)) << (8 * b);
+            }
+            assert_int_equal((uint32_t)out[4 * l + i], want);
+        }
+    }
+}
+
 static uint16_t bf16_of(float f)
 {
     uint32_t u;
@@ -326,6 +370,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(test_cross_lane),     BOTH(test_bpermute_exec),   BOTH(test_reductions),   BOTH(test_buffer_range),
         BOTH(test_transcendentals), BOTH(test_divergence_refused), BOTH(test_mfma_raw_table), BOTH(test_mfma_atoms),
+        BOTH(test_lds_checks),     BOTH(test_perm),
     };
     const int n = (int)(sizeof tests / sizeof tests[0]);
     int failed = cmocka_run_group_tests_name("amd-primitives", tests, NULL, NULL);

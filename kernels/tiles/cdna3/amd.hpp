@@ -77,16 +77,25 @@ template <int N, typename T> HK_DEV void store_vec(const buf<T> &b, uint32_t i, 
     raw::buffer_store<N * sizeof(T)>(b.r, i * (uint32_t)sizeof(T), __builtin_bit_cast(raw::bytes_t<N * sizeof(T)>, v));
 }
 
+/* ---------------------------------------------------------------- LDS geometry (AMD-SEMANTICS.md §3)
+ * Bytes per workgroup, and the bank line: banks x 4 bytes, the span one conflict-free access phase covers. */
+constexpr int kLdsBytes = HK_GFX >= 950 ? 160 * 1024 : 64 * 1024;
+constexpr int kBankLineBytes = HK_GFX >= 950 ? 256 : 128;
+
 /* ---------------------------------------------------------------- MFMA fragment layouts (AMD-SEMANTICS.md §1)
  * ab<M, KL>: an operand fragment with KL items per lane. As A it is M x (KL * 64 / M): item e of lane l is
- * A[l % M][KL * (l / M) + e]. As B (the mirror, K x N) it is B[KL * (l / N) + e][l % N]. */
+ * A[l % M][KL * (l / M) + e]. As B (the mirror, K x N) it is B[KL * (l / N) + e][l % N].
+ * kColRun / kRowRun: items e .. e + run - 1 (e a multiple of the run) sit in consecutive columns / rows, which is
+ * what vector loads and stores of a fragment rely on. */
 template <int M, int KL> struct layout_a {
     static constexpr int kRows = M, kCols = KL * (64 / M), kElems = KL, kColLaneMask = 0;
+    static constexpr int kColRun = KL, kRowRun = 1;
     HK_DEV static int row(int l, int) { return l % M; }
     HK_DEV static int col(int l, int e) { return KL * (l / M) + e; }
 };
 template <int N, int KL> struct layout_b {
     static constexpr int kRows = KL * (64 / N), kCols = N, kElems = KL, kColLaneMask = 0;
+    static constexpr int kColRun = 1, kRowRun = KL;
     HK_DEV static int row(int l, int e) { return KL * (l / N) + e; }
     HK_DEV static int col(int l, int) { return l % N; }
 };
@@ -94,17 +103,20 @@ template <int N, int KL> struct layout_b {
  * KB = 64 / M lane groups: 16x16x128 -> 64 * (e / 16) + 16 * (l / 16) + e % 16; 32x32x64 -> 32 * (e / 16) + ... */
 template <int M> struct layout_a_f8f6f4 {
     static constexpr int kRows = M, kCols = 32 * (64 / M), kElems = 32, kColLaneMask = 0;
+    static constexpr int kColRun = 16, kRowRun = 1;
     HK_DEV static int row(int l, int) { return l % M; }
     HK_DEV static int col(int l, int e) { return 16 * (64 / M) * (e / 16) + 16 * (l / M) + e % 16; }
 };
 template <int N> struct layout_b_f8f6f4 {
     static constexpr int kRows = 32 * (64 / N), kCols = N, kElems = 32, kColLaneMask = 0;
+    static constexpr int kColRun = 1, kRowRun = 16;
     HK_DEV static int row(int l, int e) { return 16 * (64 / N) * (e / 16) + 16 * (l / N) + e % 16; }
     HK_DEV static int col(int l, int) { return l % N; }
 };
 /* Accumulator M x N, M_I = 64 / N lane groups: item r of lane l is D[4 * M_I * (r / 4) + 4 * (l / N) + r % 4][l % N]. */
 template <int M, int N> struct layout_c {
     static constexpr int kRows = M, kCols = N, kElems = M * N / 64, kColLaneMask = N - 1;
+    static constexpr int kColRun = 1, kRowRun = 4;
     HK_DEV static int row(int l, int r) { return 4 * (64 / N) * (r / 4) + 4 * (l / N) + r % 4; }
     HK_DEV static int col(int l, int) { return l % N; }
 };
@@ -194,6 +206,24 @@ using mma_bf16_32 = mma_bf16_32x32x8;
 using mma_fp8 = mma_fp8_16x16x32;
 using mma_fp8_32 = mma_fp8_32x32x16;
 #endif
+
+/* Two atoms over one lane vector of 2 KL items, the first taking items [0, KL), the second [KL, 2 KL): as one atom
+ * it is M x N x 2K with the layouts of 2 KL items per lane (lane l holds k = 2 KL (l / M) + e). It sums the same
+ * products as the single 2K-deep instruction would, grouped per half (AMD-SEMANTICS.md §1: a k relabelling applied
+ * to A and B alike is exact up to rounding order). gfx942 uses it so that a fragment is one 16-byte LDS read, as
+ * with the gfx950 double-depth MFMAs. */
+template <typename Atom> struct mma_pair {
+    static constexpr int M = Atom::A::kRows, N = Atom::B::kCols, KL = Atom::A::kElems;
+    using A = layout_a<M, 2 * KL>;
+    using B = layout_b<N, 2 * KL>;
+    using C = typename Atom::C;
+    template <typename T> HK_DEV static void mma(float (&c)[C::kElems], const T (&a)[2 * KL], const T (&b)[2 * KL])
+    {
+        typedef const T half[KL];
+        Atom::mma(c, reinterpret_cast<half &>(a[0]), reinterpret_cast<half &>(b[0]));
+        Atom::mma(c, reinterpret_cast<half &>(a[KL]), reinterpret_cast<half &>(b[KL]));
+    }
+};
 
 } // namespace hk
 

@@ -47,6 +47,21 @@ HK_DEV void barrier()
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 
+/* Barrier that orders LDS only: waits for this wave's LDS accesses (lgkmcnt) but leaves global loads in flight,
+ * which a software pipeline keeps outstanding across barriers. */
+HK_DEV void lds_barrier()
+{
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup", "local");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup", "local");
+}
+/* Scheduling hints: nothing moves across sched_fence; set_prio raises this wave's issue priority (MFMA phases). */
+HK_DEV void sched_fence() { __builtin_amdgcn_sched_barrier(0); }
+template <int P> HK_DEV void set_prio() { __builtin_amdgcn_s_setprio(P); }
+
+/* v_perm_b32: byte i of the result is byte sel[i] of the 8 bytes {hi:lo} (0-3: lo, 4-7: hi). */
+HK_DEV uint32_t perm(uint32_t hi, uint32_t lo, uint32_t sel) { return __builtin_amdgcn_perm(hi, lo, sel); }
+
 /* ---------------------------------------------------------------- conversions and transcendentals */
 HK_DEV uint16_t f32_to_bf16(float f) { return __builtin_bit_cast(uint16_t, (__bf16)f); }
 HK_DEV uint16_t f32_to_f16(float f) { return __builtin_bit_cast(uint16_t, (_Float16)f); }
@@ -75,6 +90,7 @@ HK_DEV rsrc make_rsrc(const void *base, uint32_t bytes)
     return __builtin_amdgcn_make_buffer_rsrc(const_cast<void *>(base), (short)0, (int)bytes, kRsrcFlags);
 }
 template <int Bytes> struct bytes_t;
+template <> struct bytes_t<1> { uint8_t w; };
 template <> struct bytes_t<2> { uint16_t w; };
 template <> struct bytes_t<4> { uint32_t w; };
 template <> struct bytes_t<8> { uint32_t w[2]; };
@@ -82,7 +98,9 @@ template <> struct bytes_t<16> { uint32_t w[4]; };
 
 template <int Bytes> HK_DEV bytes_t<Bytes> buffer_load(rsrc r, uint32_t off)
 {
-    if constexpr (Bytes == 2)
+    if constexpr (Bytes == 1)
+        return {__builtin_amdgcn_raw_buffer_load_b8(r, (int)off, 0, 0)};
+    else if constexpr (Bytes == 2)
         return {__builtin_amdgcn_raw_buffer_load_b16(r, (int)off, 0, 0)};
     else if constexpr (Bytes == 4)
         return {__builtin_amdgcn_raw_buffer_load_b32(r, (int)off, 0, 0)};
@@ -93,7 +111,9 @@ template <int Bytes> HK_DEV bytes_t<Bytes> buffer_load(rsrc r, uint32_t off)
 }
 template <int Bytes> HK_DEV void buffer_store(rsrc r, uint32_t off, bytes_t<Bytes> v)
 {
-    if constexpr (Bytes == 2)
+    if constexpr (Bytes == 1)
+        __builtin_amdgcn_raw_buffer_store_b8(v.w, r, (int)off, 0, 0);
+    else if constexpr (Bytes == 2)
         __builtin_amdgcn_raw_buffer_store_b16(v.w, r, (int)off, 0, 0);
     else if constexpr (Bytes == 4)
         __builtin_amdgcn_raw_buffer_store_b32(v.w, r, (int)off, 0, 0);
@@ -101,6 +121,26 @@ template <int Bytes> HK_DEV void buffer_store(rsrc r, uint32_t off, bytes_t<Byte
         __builtin_amdgcn_raw_buffer_store_b64(__builtin_bit_cast(v2u32, v), r, (int)off, 0, 0);
     else
         __builtin_amdgcn_raw_buffer_store_b128(__builtin_bit_cast(v4u32, v), r, (int)off, 0, 0);
+}
+
+/* ---------------------------------------------------------------- explicit LDS accesses
+ * p points into an HK_LDS array, aligned to the access: ds_read_b128 / ds_write_b64 / ds_write_b128. */
+template <int Bytes> HK_DEV bytes_t<Bytes> lds_read(const void *p)
+{
+    static_assert(Bytes == 16, "lds_read: 16-byte reads only (the fragment loads)");
+    typedef const __attribute__((address_space(3))) v4u32 *ptr;
+    return __builtin_bit_cast(bytes_t<16>, *(ptr)p);
+}
+template <int Bytes> HK_DEV void lds_write(void *p, bytes_t<Bytes> v)
+{
+    if constexpr (Bytes == 4) {
+        *(__attribute__((address_space(3))) uint32_t *)p = v.w;
+    } else if constexpr (Bytes == 8) {
+        *(__attribute__((address_space(3))) v2u32 *)p = __builtin_bit_cast(v2u32, v);
+    } else {
+        static_assert(Bytes == 16, "lds_write: 4, 8 or 16 bytes");
+        *(__attribute__((address_space(3))) v4u32 *)p = __builtin_bit_cast(v4u32, v);
+    }
 }
 
 /* ---------------------------------------------------------------- MFMA (§1), gfx9 forms present on both archs

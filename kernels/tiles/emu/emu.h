@@ -9,7 +9,8 @@
  * immediate), or a wave stuck between a collective and a barrier, is reported as a fault (divergent control
  * flow the GPU would not run as written). Limitation: lanes reaching the same operation with the same
  * immediates from two branches are merged into one full-wave operation, where the GPU would run it twice under
- * partial EXEC; kernels keep cross-lane operations in wave-uniform control flow. LDS is a per-workgroup arena of the arch's size, filled with 0xFF (NaN) at start. */
+ * partial EXEC; kernels keep cross-lane operations in wave-uniform control flow. LDS is a per-workgroup arena of the arch's size, filled with 0xFF (NaN) at start; the explicit LDS accesses (lds_read/lds_write) are
+ * also checked for bounds, cross-wave races within a barrier interval and (reads) bank conflicts. */
 #ifndef HK_TILES_EMU_H
 #define HK_TILES_EMU_H
 
@@ -37,6 +38,13 @@ __attribute__((visibility("hidden"))) void hk_emu_collective(hk_emu_op op, void 
 __attribute__((visibility("hidden"))) void hk_emu_barrier(void);
 /* Static LDS: every lane allocates in program order, so all get the same address. */
 __attribute__((visibility("hidden"))) void *hk_emu_lds(size_t bytes, size_t align);
+/* Explicit LDS accesses (tiles/emu/raw.hpp lds_read/lds_write): check that [p, p + bytes) lies in this
+ * workgroup's LDS allocations and that no other wave wrote it (or, for a write, touched it) since the last
+ * barrier, then record the access for wave `wave`. 0, or -1 after recording a fault (from a collective's op; from
+ * a lane it does not return). */
+__attribute__((visibility("hidden"))) int hk_emu_lds_access(const void *p, size_t bytes, int write, int wave);
+/* Byte offset of p from the start of the workgroup's LDS. */
+__attribute__((visibility("hidden"))) size_t hk_emu_lds_offset(const void *p);
 /* Record a fault (first one wins) and stop the launch; does not return to the kernel (called from a
  * collective's op it returns, and the scheduler stops after the op). */
 __attribute__((visibility("hidden"))) void hk_emu_fault(const char *what);

@@ -37,7 +37,26 @@ inline int block_id(int dim) { return (int)hk_emu_self()->block[dim]; }
 /* readfirstlane of a value the kernel already keeps wave-uniform. */
 inline int uniform(int v) { return v; }
 inline void barrier() { hk_emu_barrier(); }
+inline void lds_barrier() { hk_emu_barrier(); }
+/* Scheduling hints of the GPU: no effect on what a kernel computes. */
+inline void sched_fence() {}
+template <int P> inline void set_prio() {}
 inline int lane_id() { return hk_emu_self()->tid & 63; }
+
+/* v_perm_b32 with the byte selectors 0-7 (byte i of the result is byte sel[i] of {hi:lo}) and 0x0C (zero); the
+ * GPU's other selector codes are not emulated. */
+inline uint32_t perm(uint32_t hi, uint32_t lo, uint32_t sel)
+{
+    const uint64_t x = (uint64_t)hi << 32 | lo;
+    uint32_t r = 0;
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t s = sel >> (8 * i) & 0xFF;
+        if (s > 7 && s != 0x0C)
+            hk_emu_fault("v_perm_b32 selector not emulated");
+        r |= (s == 0x0C ? 0u : (uint32_t)(x >> (8 * s) & 0xFF)) << (8 * i);
+    }
+    return r;
+}
 
 /* ---------------------------------------------------------------- conversions and transcendentals (§6) */
 inline uint16_t f32_to_bf16(float f)
@@ -227,6 +246,7 @@ struct rsrc {
 inline rsrc make_rsrc(const void *base, uint32_t bytes) { return {static_cast<const unsigned char *>(base), bytes}; }
 
 template <int Bytes> struct bytes_t;
+template <> struct bytes_t<1> { uint8_t w; };
 template <> struct bytes_t<2> { uint16_t w; };
 template <> struct bytes_t<4> { uint32_t w; };
 template <> struct bytes_t<8> { uint32_t w[2]; };
@@ -256,6 +276,73 @@ template <int Bytes> inline void buffer_store(rsrc r, uint32_t off, bytes_t<Byte
 {
     if (buffer_in_range<Bytes>(r, off))
         memcpy(const_cast<unsigned char *>(r.base) + off, &v, Bytes);
+}
+
+/* ---------------------------------------------------------------- explicit LDS accesses (§3)
+ * Checked beyond what they compute (executor.c): every access lies in the workgroup's LDS allocations; two waves
+ * touching one dword in the same barrier interval, one of them writing, is a fault (a race on hardware, whatever
+ * order the emulator happened to run them in); a 16-byte read must be free of bank conflicts over the arch's
+ * ds_read_b128 lane phases, which the fragment loads feeding MFMA promise. Reads are wave collectives (the
+ * conflict check needs every lane's address, and they then see exactly the writes made before them in program
+ * order, as on the GPU); writes are per lane. */
+struct lds_read_io {
+    const void *p;
+    int wave;
+    bytes_t<16> v;
+};
+
+/* ds_read_b128 lane phase of lane l (AMD-SEMANTICS.md §3). gfx942: 8 groups of 8 lanes, {0-3,20-23},
+ * {4-7,16-19}, {8-11,28-31}, {12-15,24-27} and the same + 32; gfx950: 4 groups of 16, each the union of the
+ * gfx942 groups {0, 3} or {1, 2} of its half. */
+inline int lds_b128_phase(int gfx, int l)
+{
+    static const unsigned char quad[8] = {0, 1, 2, 3, 1, 0, 3, 2}; /* by (l % 32) / 4 */
+    const int g = quad[(l % 32) / 4];
+    return gfx >= 950 ? 2 * (l / 32) + (g == 1 || g == 2) : 4 * (l / 32) + g;
+}
+
+inline void lds_read_op(void *const io[64], uint64_t exec, const void *)
+{
+    const int gfx = hk_emu_self()->gfx, banks = gfx >= 950 ? 64 : 32;
+    int64_t owner[8][64]; /* per phase and bank: the dword read there, -1 if none */
+    memset(owner, 0xFF, sizeof owner);
+    for (int l = 0; l < 64; ++l) {
+        if (!(exec >> l & 1))
+            continue;
+        lds_read_io *x = static_cast<lds_read_io *>(io[l]);
+        if (hk_emu_lds_access(x->p, 16, 0, x->wave) != 0)
+            return;
+        const int64_t dword = (int64_t)(hk_emu_lds_offset(x->p) / 4);
+        int64_t *o = owner[lds_b128_phase(gfx, l)];
+        for (int i = 0; i < 4; ++i) {
+            int64_t &slot = o[(dword + i) % banks];
+            if (slot >= 0 && slot != dword + i)
+                return hk_emu_fault("LDS bank conflict in a 16-byte fragment read");
+            slot = dword + i;
+        }
+    }
+    for (int l = 0; l < 64; ++l)
+        if (exec >> l & 1) {
+            lds_read_io *x = static_cast<lds_read_io *>(io[l]);
+            memcpy(&x->v, x->p, 16);
+        }
+}
+template <int Bytes> inline bytes_t<Bytes> lds_read(const void *p)
+{
+    static_assert(Bytes == 16, "lds_read: 16-byte reads only (the fragment loads)");
+    if ((uintptr_t)p % 16)
+        hk_emu_fault("misaligned 16-byte LDS read");
+    lds_read_io io = {p, hk_emu_self()->tid / 64, {}};
+    hk_emu_collective(lds_read_op, &io, nullptr, 0);
+    return io.v;
+}
+template <int Bytes> inline void lds_write(void *p, bytes_t<Bytes> v)
+{
+    static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "lds_write: 4, 8 or 16 bytes");
+    if ((uintptr_t)p % Bytes)
+        hk_emu_fault("misaligned LDS write");
+    if (hk_emu_lds_access(p, Bytes, 1, hk_emu_self()->tid / 64) == 0)
+        memcpy(p, &v, Bytes);
 }
 
 /* ---------------------------------------------------------------- MFMA (§1)
@@ -299,7 +386,6 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
     if (!all_lanes(exec))
         return hk_emu_fault("MFMA with EXEC-disabled lanes (it reads every lane's registers)");
     const int gfx = hk_emu_self()->gfx;
-    auto value = [gfx](T x) { return sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx); };
     auto place = [](int row, int k, int rows, int &l, int &e) {
         if (F8F6F4) {
             const int S = 16 * 64 / rows;
@@ -311,6 +397,22 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
         }
     };
     static_assert(K * M == KL * 64 && K * N == KL * 64, "MFMA shape");
+    /* The operands by logical (row, k), decoded once: A[i][k] and B^T[j][k]. */
+    double a[M][K], b[N][K];
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            int l, e;
+            place(i, k, M, l, e);
+            const T x = static_cast<IO *>(io[l])->a[e];
+            a[i][k] = sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx);
+        }
+    for (int j = 0; j < N; ++j)
+        for (int k = 0; k < K; ++k) {
+            int l, e;
+            place(j, k, N, l, e);
+            const T x = static_cast<IO *>(io[l])->b[e];
+            b[j][k] = sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx);
+        }
     constexpr int MI = 64 / N;
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
@@ -319,12 +421,8 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
             float &acc = d->c[i % 4 + 4 * (i / (4 * MI))];
             for (int k0 = 0; k0 < K; k0 += G) {
                 double sum = 0.0;
-                for (int k = k0; k < k0 + G; ++k) {
-                    int la, ea, lb, eb;
-                    place(i, k, M, la, ea);
-                    place(j, k, N, lb, eb);
-                    sum += value(static_cast<IO *>(io[la])->a[ea]) * value(static_cast<IO *>(io[lb])->b[eb]);
-                }
+                for (int k = k0; k < k0 + G; ++k)
+                    sum += a[i][k] * b[j][k];
                 acc = (float)((double)acc + sum);
             }
         }
