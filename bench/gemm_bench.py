@@ -26,7 +26,13 @@ class GemmArgs(hk._Args):
                 ('fp8_fast_accum', c_int), ('stream', c_void_p)]
 
 
-TORCH_DTYPE = {torch.bfloat16: 'bf16', torch.float32: 'f32', torch.float16: 'f16', torch.float8_e4m3fn: 'fp8_e4m3'}
+TORCH_DTYPE = {torch.bfloat16: 'bf16', torch.float32: 'f32', torch.float16: 'f16', torch.float8_e4m3fn: 'fp8_e4m3',
+               torch.float8_e4m3fnuz: 'fp8_e4m3fnuz'}
+
+
+def fp8_type(b):
+    """The context's native e4m3: gfx942 (MI300X) has only the fnuz variant."""
+    return torch.float8_e4m3fnuz if b.lib.lib.hk_context_arch(b.ctx).decode() == 'gfx942' else torch.float8_e4m3fn
 
 
 def rel_err(out, ref):
@@ -103,8 +109,8 @@ def bench_gemm(b):
     torch.cuda.synchronize()
     ref = 0.5 * (a.double() @ w.double().T) + 0.25 * c0.double()
     b.check('gemm', f'{m}x{n}x{k} bf16 nt', 'alpha/beta, C aliases D', rel_err(d, ref), 1e-2)
-    a8 = (torch.randn(m, 784, device=dev) * 2).to(torch.float8_e4m3fn)
-    w8 = (torch.randn(n, 784, device=dev) * 2).to(torch.float8_e4m3fn)
+    a8 = (torch.randn(m, 784, device=dev) * 2).to(fp8_type(b))
+    w8 = (torch.randn(n, 784, device=dev) * 2).to(fp8_type(b))
     d8 = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
     hk_gemm_fn(b, a8, w8, d8, scale_a=0.5, scale_b=2.5, fast_accum=1)()
     torch.cuda.synchronize()
@@ -133,8 +139,8 @@ def bench_gemm(b):
     one = torch.ones((), device=dev)
     for s in (8192, 16384):
         shape = f'{s}x{s}x{s}'
-        a = (torch.randn(s, s, device=dev) * 2).to(torch.float8_e4m3fn)
-        w = (torch.randn(s, s, device=dev) * 2).to(torch.float8_e4m3fn)
+        a = (torch.randn(s, s, device=dev) * 2).to(fp8_type(b))
+        w = (torch.randn(s, s, device=dev) * 2).to(fp8_type(b))
         out = torch.empty(s, s, device=dev, dtype=torch.bfloat16)
         # sm_90a fp8 runs in the tensor cores' fast-accumulation mode: the like-for-like peer is use_fast_accum=True
         run = hk_gemm_fn(b, a, w, out, fast_accum=1)

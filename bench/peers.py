@@ -46,7 +46,7 @@ class Bench:
         self.props = torch.cuda.get_device_properties(0)
         self.l2 = getattr(self.props, 'L2_cache_size', 50 << 20)
         self.lib = hk.Lib(args.lib)
-        self.ctx = self.lib.context('cuda')
+        self.ctx = self.lib.context('auto')  # CUDA here; HIP under ROCm PyTorch
         self.stream = torch.cuda.current_stream().cuda_stream or None  # CUstream as an int
         self.rows = []
         self.checks = []

@@ -128,6 +128,18 @@ HK_API hk_status hk_context_variant(const hk_context *ctx, size_t index, hk_vari
  * Used by hk-info. `why` may be NULL. */
 HK_API hk_status hk_probe(hk_backend backend, char *why, size_t why_size);
 
+/* Live device readings for hk-info and hk-bench. HIP contexts read them through rocm-smi (dlopened
+ * librocm_smi64) when it is present; a field that cannot be read is -1. Other contexts, and HIP hosts without
+ * rocm-smi, return HK_ERR_UNSUPPORTED with the reason. Never prints. */
+typedef struct hk_device_telemetry {
+    size_t struct_size;
+    double core_clock_mhz, memory_clock_mhz;
+    double power_w, temperature_c;
+    double memory_total_bytes, memory_used_bytes;
+} hk_device_telemetry;
+
+HK_API hk_status hk_context_telemetry(const hk_context *ctx, hk_device_telemetry *telemetry);
+
 /* Embedded device code objects: the index-th object's arch ("gfx942", "sm_90a"), its kernel names (a
  * comma-separated list) and its size. Returns HK_ERR_INVALID_ARGUMENT past the last one. */
 HK_API hk_status hk_code_object(size_t index, const char **arch, const char **kernels, size_t *bytes);
