@@ -204,6 +204,26 @@ hk_status hk_context_variant(const hk_context *ctx, size_t index, hk_variant_inf
     return HK_OK;
 }
 
+hk_status hk_context_telemetry(const hk_context *ctx, hk_device_telemetry *telemetry)
+{
+    hk_status st = hk_check_context(ctx, "context_telemetry");
+    if (st != HK_OK)
+        return st;
+    if (!telemetry)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "context_telemetry: telemetry is NULL");
+    if (telemetry->struct_size < offsetof(hk_device_telemetry, memory_used_bytes) + sizeof telemetry->memory_used_bytes)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "context_telemetry: telemetry->struct_size %zu; initialise with HK_ARGS_INIT(hk_device_telemetry)",
+                       telemetry->struct_size);
+    /* -1 everywhere first: a caller that ignores the status still reads "unknown", never stale values */
+    hk_device_telemetry t = {sizeof t, -1, -1, -1, -1, -1, -1};
+    st = ctx->backend == HK_BACKEND_HIP
+             ? hk_hip_telemetry(ctx->device_index, &t)
+             : hk_fail(HK_ERR_UNSUPPORTED, "telemetry: no source for %s contexts", hk_backend_name(ctx->backend));
+    t.struct_size = telemetry->struct_size;
+    *telemetry = t;
+    return st;
+}
+
 hk_status hk_code_object(size_t index, const char **arch, const char **kernels, size_t *bytes)
 {
     if (index >= hk_code_blob_count())

@@ -65,6 +65,8 @@ HK_INTERNAL const hk_gpu_api *hk_cuda_api(void);
 HK_INTERNAL const hk_gpu_api *hk_hip_api(void);
 HK_INTERNAL hk_status hk_cuda_probe(char *why, size_t why_size);
 HK_INTERNAL hk_status hk_hip_probe(char *why, size_t why_size);
+/* Telemetry of HIP device `device_index` through rocm-smi (backends/hip/smi.c); fields it cannot read are -1. */
+HK_INTERNAL hk_status hk_hip_telemetry(int device_index, hk_device_telemetry *out);
 
 /* ---------------------------------------------------------------- embedded code objects (generated) */
 typedef struct hk_code_blob {

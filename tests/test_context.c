@@ -263,6 +263,41 @@ static void test_code_objects(const th_ctx *c, const void *param)
     }
 }
 
+/* Telemetry: HIP contexts read it through rocm-smi (or say why not); every other context has no source. Either
+ * way nothing is printed and the fields are numbers or -1, never stale. */
+static void test_telemetry(const th_ctx *c, const void *param)
+{
+    (void)param;
+    hk_device_telemetry t = HK_ARGS_INIT(hk_device_telemetry);
+    t.power_w = 12345;
+    capture cap;
+    char output[512];
+    capture_begin(&cap);
+    hk_status st = hk_context_telemetry(c->ctx, &t);
+    capture_end(&cap, output, sizeof output);
+    if (output[0])
+        fail_msg("hk_context_telemetry printed:\n%s", output);
+    assert_int_equal(t.struct_size, sizeof t);
+    if (hk_context_backend(c->ctx) == HK_BACKEND_HIP && st == HK_OK) {
+        printf("%s: sclk %.0f MHz, mclk %.0f MHz, %.1f W, %.1f C, VRAM %.0f / %.0f bytes\n", c->label,
+               t.core_clock_mhz, t.memory_clock_mhz, t.power_w, t.temperature_c, t.memory_used_bytes,
+               t.memory_total_bytes);
+        assert_true(t.memory_total_bytes == -1 || t.memory_total_bytes > 0);
+        return;
+    }
+    assert_int_equal(st, HK_ERR_UNSUPPORTED);
+    const char *msg = hk_last_error();
+    printf("%s: %s\n", c->label, msg);
+    if (hk_context_backend(c->ctx) == HK_BACKEND_HIP)
+        assert_non_null(strstr(msg, "rocm-smi"));
+    else
+        assert_non_null(strstr(msg, hk_backend_name(hk_context_backend(c->ctx))));
+    const double f[6] = {t.core_clock_mhz, t.memory_clock_mhz, t.power_w, t.temperature_c, t.memory_total_bytes,
+                         t.memory_used_bytes};
+    for (int i = 0; i < 6; ++i)
+        assert_true(f[i] == -1);
+}
+
 static void test_memory(const th_ctx *c, const void *param)
 {
     (void)param;
@@ -317,6 +352,7 @@ int main(void)
     th_add("version_and_names", test_version_and_names, NULL, TH_CPU);
     th_add("code_objects", test_code_objects, NULL, TH_CPU);
     th_add("context_info_and_variants", test_context_info, NULL, TH_ALL);
+    th_add("telemetry", test_telemetry, NULL, TH_ALL);
     th_add("memory_and_events", test_memory, NULL, TH_ALL);
     return th_run("context");
 }

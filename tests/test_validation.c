@@ -44,7 +44,8 @@ static void check_failure(hk_status st, int want, const char *word, const char *
     if (st == HK_OK)
         report(line, expr, "returned HK_OK; expected a failure naming '%s'", word ? word : "the argument");
     else if (want >= 0 && (int)st != want)
-        report(line, expr, "returned %s (%s); expected invalid argument", hk_status_string(st), msg);
+        report(line, expr, "returned %s (%s); expected %s", hk_status_string(st), msg,
+               hk_status_string((hk_status)want));
     else if (!msg || !*msg)
         report(line, expr, "failed with an empty hk_last_error()");
     else if (word && !names_word(msg, word))
@@ -698,6 +699,17 @@ static void test_context_api(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_context_variant(c->ctx, 0, &info), "struct_size");
     info.struct_size = sizeof info;
     EXPECT_INVALID(hk_context_variant(c->ctx, 100000, &info), "index");
+
+    hk_device_telemetry tel = HK_ARGS_INIT(hk_device_telemetry);
+    EXPECT_INVALID(hk_context_telemetry(NULL, &tel), "ctx");
+    EXPECT_INVALID(hk_context_telemetry(c->ctx, NULL), "telemetry");
+    tel.struct_size = 0;
+    EXPECT_INVALID(hk_context_telemetry(c->ctx, &tel), "struct_size");
+    tel.struct_size = sizeof tel - 1;
+    EXPECT_INVALID(hk_context_telemetry(c->ctx, &tel), "struct_size");
+    tel.struct_size = sizeof tel;
+    check_failure(hk_context_telemetry(c->ctx, &tel), HK_ERR_UNSUPPORTED, "telemetry", "hk_context_telemetry(cpu)",
+                  __LINE__);
 
     char why[128] = "unchanged";
     EXPECT_INVALID(hk_probe((hk_backend)99, why, sizeof why), "backend");

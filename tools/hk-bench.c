@@ -1,6 +1,8 @@
 /* hk-bench: runs every op at realistic sizes on the best backend here (small sizes on the CPU), checks a
  * sample of each output against float64 math on the host, and prints time and TFLOP/s or GB/s.
  * Peers (cuBLAS, cuDNN, torch.compile) are timed side by side by bench/peers.py, not here. */
+#include "telemetry.h"
+
 #include <hk.h>
 
 #include <math.h>
@@ -524,13 +526,24 @@ int main(int argc, char **argv)
     hk_dtype fp8 = strcmp(hk_context_arch(b.ctx), "gfx942") == 0 ? HK_DTYPE_FP8_E4M3FNUZ : HK_DTYPE_FP8_E4M3;
     b.warmup = b.gpu ? 5 : 1;
     b.repeats = b.gpu ? 31 : 3;
-    if (b.json)
-        printf("{\"version\": \"%s\", \"backend\": \"%s\", \"arch\": \"%s\", \"device\": \"%s\", \"results\": [",
+    /* device state at the start (clocks, power, temperature): explains a slow run on a throttled GPU */
+    hk_device_telemetry t;
+    char tele[256];
+    const bool have_tele = format_telemetry(b.ctx, &t, tele, sizeof tele);
+    if (b.json) {
+        printf("{\"version\": \"%s\", \"backend\": \"%s\", \"arch\": \"%s\", \"device\": \"%s\", ",
                hk_version_string(), hk_backend_name(backend), hk_context_arch(b.ctx), hk_context_device_name(b.ctx));
-    else
-        printf("libhk %s on %s (%s, %s backend); median of %d runs\n\n%-13s %-34s %10s %16s   %-9s\n",
+        if (have_tele)
+            printf("\"telemetry\": {\"core_clock_mhz\": %.0f, \"memory_clock_mhz\": %.0f, \"power_w\": %.1f, "
+                   "\"temperature_c\": %.1f, \"memory_total_bytes\": %.0f, \"memory_used_bytes\": %.0f}, ",
+                   t.core_clock_mhz, t.memory_clock_mhz, t.power_w, t.temperature_c, t.memory_total_bytes,
+                   t.memory_used_bytes);
+        printf("\"results\": [");
+    } else {
+        printf("libhk %s on %s (%s, %s backend); median of %d runs%s%s\n\n%-13s %-34s %10s %16s   %-9s\n",
                hk_version_string(), hk_context_device_name(b.ctx), hk_context_arch(b.ctx), hk_backend_name(backend),
-               b.repeats, "op", "shape", "ms", "rate", "max err");
+               b.repeats, have_tele ? "; " : "", have_tele ? tele : "", "op", "shape", "ms", "rate", "max err");
+    }
     if (b.gpu) {
         bench_gemm(&b, 4096, 4096, 4096, HK_DTYPE_BF16);
         bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16);

@@ -1,4 +1,6 @@
 /* hk-info: what libhk is, what it found on this machine, and what it can run here. */
+#include "telemetry.h"
+
 #include <hk.h>
 
 #include <stdio.h>
@@ -23,6 +25,10 @@ static void show_context(const char *label, hk_backend backend, const char *arch
     }
     printf("\n%s: backend %s, arch %s, device \"%s\"\n", label, hk_backend_name(hk_context_backend(ctx)),
            hk_context_arch(ctx), hk_context_device_name(ctx));
+    hk_device_telemetry t;
+    char line[256];
+    if (format_telemetry(ctx, &t, line, sizeof line)) /* GPUs that report it (HIP with rocm-smi) */
+        printf("  telemetry: %s\n", line);
     list_variants(ctx);
     hk_context_destroy(ctx);
 }

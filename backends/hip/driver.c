@@ -1,7 +1,7 @@
 /* HIP runtime glue behind hk_gpu_api. libamdhip64 is dlopened on first use (the host's ROCm under /opt/rocm
  * first), never linked, so the library loads and falls back elsewhere on machines without ROCm. The few HIP
  * types and constants used are declared here; the attribute values are those of ROCm 5.x and 6.x alike. */
-#include "internal.h"
+#include "hip_internal.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -70,9 +70,9 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const char *const lib_paths[] = {"/opt/rocm/lib/libamdhip64.so", "libamdhip64.so", "libamdhip64.so.6",
                                         "libamdhip64.so.5"};
 
-/* hipInit of some runtimes prints to stderr when there is no GPU; the library never prints, so fd 2 is pointed
- * at /dev/null around the calls that may (once, under pthread_once). */
-static int quiet_begin(void)
+/* hipInit of some runtimes prints to stderr when there is no GPU: load_runtime runs it quietly (once, under
+ * pthread_once). */
+int hk_hip_quiet_begin(void)
 {
     int saved = dup(2);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -83,7 +83,7 @@ static int quiet_begin(void)
     return saved;
 }
 
-static void quiet_end(int saved)
+void hk_hip_quiet_end(int saved)
 {
     if (saved >= 0) {
         dup2(saved, 2);
@@ -117,10 +117,10 @@ static void load_runtime(void)
     char runtime[64];
     hk_format(runtime, sizeof runtime, "HIP runtime %d.%d.%d", version / 10000000, version / 100000 % 100,
               version % 100000);
-    int saved = quiet_begin();
+    int saved = hk_hip_quiet_begin();
     hipError_t init = lib.hipInit(0);
     hipError_t count = init == 0 ? lib.hipGetDeviceCount(&device_count) : 0;
-    quiet_end(saved);
+    hk_hip_quiet_end(saved);
     if (init != 0) {
         hk_format(load_why, sizeof load_why, "%s loaded (%s) but hipInit returned %d (%s)", lib.path, runtime, init,
                   init == 100 || init == 101 ? "no AMD GPU" : lib.hipGetErrorName(init));
