@@ -74,6 +74,22 @@ class Bench:
     def row(self, grp, shape, impl, fn, bytes=None, flops=None):
         if self.args.libhk_only and impl in ('torch.compile', 'torch eager'):
             return
+        if impl == 'libhk' and self.args.env:
+            # libhk once per value of the variable (read by the library at each call), in two alternating rounds
+            name, values = self.args.env.split('=', 1)
+            saved = os.environ.get(name)
+            for _ in range(2):
+                for v in values.split(','):
+                    os.environ[name] = v
+                    self._timed_row(grp, shape, f'libhk {v}', fn, bytes, flops)
+            if saved is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = saved
+            return
+        self._timed_row(grp, shape, impl, fn, bytes, flops)
+
+    def _timed_row(self, grp, shape, impl, fn, bytes, flops):
         try:
             ms, p10, p90 = self.time_ms(fn)
         except Exception as e:  # a failing peer must not hide the other rows
@@ -374,6 +390,8 @@ def main():
     ap.add_argument('--reps', type=int, default=100)
     ap.add_argument('--warmup', type=int, default=10)
     ap.add_argument('--libhk-only', action='store_true', help='skip the PyTorch rows (copies still run)')
+    ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME '
+                    '(e.g. HK_CUDA_TUNE_GEMM=p1,sk2), two alternating rounds')
     args = ap.parse_args()
     b = Bench(args)
     device = torch.cuda.get_device_name(0)

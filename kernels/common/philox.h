@@ -15,9 +15,14 @@ typedef struct hk_philox_out { uint32_t w[4]; } hk_philox_out;
 
 HK_PHILOX_FN uint32_t hk_mulhilo32(uint32_t a, uint32_t b, uint32_t *hi)
 {
+#if defined(HK_TILES_MUL_WIDE_U32) && (defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
+    /* the arch layer's one-instruction 32 x 32 -> 64 multiply (tiles/<arch>/arch.hpp, included first) */
+    return HK_TILES_MUL_WIDE_U32(a, b, hi);
+#else
     uint64_t p = (uint64_t)a * (uint64_t)b;
     *hi = (uint32_t)(p >> 32);
     return (uint32_t)p;
+#endif
 }
 
 /* counter {c0, c1, c2, c3}, key {k0, k1}; ten rounds with the reference multipliers and Weyl constants. */

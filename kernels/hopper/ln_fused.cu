@@ -11,9 +11,9 @@
 // the result does not depend on scheduling (deterministic).
 //
 // The dropout mask is kernels/common/philox.h, element index r * cols + c, bit-identical to the CPU.
+#include "tiles/common/tiles.hpp" /* first: philox.h takes the arch's wide multiply from it */
 #include "common/philox.h"
 #include "hopper/ln_fused.h"
-#include "tiles/common/tiles.hpp"
 #include "tiles/hopper/memory.cuh"
 #include "tiles/hopper/reduce.cuh"
 
@@ -273,101 +273,16 @@ HK_DEV void bwd_load(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col
     d.rstd = p.rstd[row];
 }
 
-// Persistent: each block strides over groups of kRows rows and loads the next group's row before working on
-// the current one, so a row's reductions never leave the SM without loads in flight.
-template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params &p)
+// One partial dgamma/dbeta row per block. Segments of a block add theirs in segment order through shared memory.
+template <typename T, int TPR, int NV>
+HK_DEV void bwd_parts(const hk_ln_bwd_params &p, const int64_t (&col)[NV], const float (&dg)[NV][16 / sizeof(T)],
+                      const float (&db)[NV][16 / sizeof(T)])
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
     constexpr int kRows = kBlock / TPR;
     constexpr int kCap = TPR * NV * V;
-    __shared__ float scratch[2 * kBlock / kWarpLanes];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR;
-    const float inv_cols = 1.0f / (float)p.cols;
-
-    int64_t col[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-        col[k] = (int64_t)(k * TPR + s) * V;
-    float dg[NV][V], db[NV][V];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-            dg[k][i] = db[k][i] = 0.0f;
-
-    const int64_t groups = (p.rows + kRows - 1) / kRows;
-    bwd_row<T, NV> cur;
-    if ((int64_t)blockIdx.x < groups)
-        bwd_load(p, (int64_t)blockIdx.x * kRows + seg, col, cur);
-    for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
-        bwd_row<T, NV> next;
-        if (g + gridDim.x < groups)
-            bwd_load(p, (g + gridDim.x) * kRows + seg, col, next);
-        const int64_t row = g * kRows + seg;
-        const bool active = row < p.rows;
-        bool in[NV];
-#pragma unroll
-        for (int k = 0; k < NV; ++k)
-            in[k] = active && col[k] < p.cols;
-        const vec<T, V>(&dyv)[NV] = cur.dy;
-        const vec<T, V>(&zv)[NV] = cur.z;
-        const vec<T, V>(&exv)[NV] = cur.ex;
-        const float mean = active ? cur.mean : 0.0f, rstd = active ? cur.rstd : 0.0f;
-
-        // Pass 1: the two row sums and this thread's dgamma/dbeta terms. xhat and dy * gamma are recomputed
-        // in pass 2 from the raw vectors, which take half the registers of their fp32 values.
-        float sums[2] = {0.0f, 0.0f}; // sum(dy * gamma * xhat), sum(dy * gamma)
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            if (!in[k])
-                continue;
-            float d[V], zf[V], gam[V];
-            unpack(dyv[k], d);
-            unpack(zv[k], zf);
-            load_params<T>(p.gamma, col[k], p.param_f32, gam);
-#pragma unroll
-            for (int i = 0; i < V; ++i) {
-                const float xhat = (zf[i] - mean) * rstd, gg = d[i] * gam[i];
-                dg[k][i] += d[i] * xhat;
-                db[k][i] += d[i];
-                sums[0] += gg * xhat;
-                sums[1] += gg;
-            }
-        }
-        segment_sum<TPR>(sums, scratch);
-        const float mgx = sums[0] * inv_cols, mg = p.rms ? 0.0f : sums[1] * inv_cols;
-
-        T *dx = static_cast<T *>(p.dx) + row * p.dx_stride;
-        T *dres = static_cast<T *>(p.dresidual) + row * p.dresidual_stride;
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            if (!in[k])
-                continue;
-            float d[V], zf[V], gam[V], dz[V];
-            unpack(dyv[k], d);
-            unpack(zv[k], zf);
-            load_params<T>(p.gamma, col[k], p.param_f32, gam);
-#pragma unroll
-            for (int i = 0; i < V; ++i)
-                dz[i] = rstd * (d[i] * gam[i] - mg - (zf[i] - mean) * rstd * mgx);
-            if (p.dz_extra) {
-                float e[V];
-                unpack(exv[k], e);
-#pragma unroll
-                for (int i = 0; i < V; ++i)
-                    dz[i] += e[i];
-            }
-            if (p.dresidual)
-                store_vec(dres + col[k], pack<T>(dz), cache_stream{});
-            if (p.dropout)
-                dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
-            store_vec(dx + col[k], pack<T>(dz), cache_stream{});
-        }
-        cur = next;
-    }
-
-    // One partial row per block. Segments of a block add theirs in segment order through shared memory.
     float *parts[2] = {p.dgamma_part, p.dbeta_part};
     if constexpr (kRows == 1) {
 #pragma unroll
@@ -408,6 +323,103 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params
                 out[c] = acc[which][c];
         }
     }
+}
+
+// Persistent: each block strides over groups of kRows rows and loads the next group's row before working on
+// the current one, so a row's reductions never leave the SM without loads in flight. Pass 1 keeps xhat and
+// dy * gamma in fp32 for pass 2 (no recomputation), which then costs two FMAs per element before the mask.
+template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params &p)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
+    constexpr int kRows = kBlock / TPR;
+    __shared__ float scratch[2 * kBlock / kWarpLanes];
+    const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR;
+    const float inv_cols = 1.0f / (float)p.cols;
+
+    int64_t col[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        col[k] = (int64_t)(k * TPR + s) * V;
+    float dg[NV][V], db[NV][V];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            dg[k][i] = db[k][i] = 0.0f;
+
+    const int64_t groups = (p.rows + kRows - 1) / kRows;
+    bwd_row<T, NV> cur;
+    if ((int64_t)blockIdx.x < groups)
+        bwd_load(p, (int64_t)blockIdx.x * kRows + seg, col, cur);
+    for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        bwd_row<T, NV> next;
+        if (g + gridDim.x < groups)
+            bwd_load(p, (g + gridDim.x) * kRows + seg, col, next);
+        const int64_t row = g * kRows + seg;
+        const bool active = row < p.rows;
+        bool in[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            in[k] = active && col[k] < p.cols;
+        // xhat = z * rstd - mean * rstd: one FMA
+        const float rstd = active ? cur.rstd : 0.0f, shift = active ? -cur.mean * cur.rstd : 0.0f;
+
+        float xh[NV][V], gg[NV][V];
+        float sums[2] = {0.0f, 0.0f}; // sum(dy * gamma * xhat), sum(dy * gamma)
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            if (!in[k]) {
+#pragma unroll
+                for (int i = 0; i < V; ++i)
+                    xh[k][i] = gg[k][i] = 0.0f;
+                continue;
+            }
+            float d[V], zf[V], gam[V];
+            unpack(cur.dy[k], d);
+            unpack(cur.z[k], zf);
+            load_params<T>(p.gamma, col[k], p.param_f32, gam);
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                xh[k][i] = fmaf(zf[i], rstd, shift);
+                gg[k][i] = d[i] * gam[i];
+                dg[k][i] = fmaf(d[i], xh[k][i], dg[k][i]);
+                db[k][i] += d[i];
+                sums[0] = fmaf(gg[k][i], xh[k][i], sums[0]);
+                sums[1] += gg[k][i];
+            }
+        }
+        segment_sum<TPR>(sums, scratch);
+        // dz = rstd * (gg - mean(gg) - xhat * mean(gg * xhat)) = gg * rstd + b + xhat * a
+        const float a = -rstd * (sums[0] * inv_cols), b = p.rms ? 0.0f : -rstd * (sums[1] * inv_cols);
+
+        T *dx = static_cast<T *>(p.dx) + row * p.dx_stride;
+        T *dres = static_cast<T *>(p.dresidual) + row * p.dresidual_stride;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            if (!in[k])
+                continue;
+            float dz[V];
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                dz[i] = fmaf(xh[k][i], a, fmaf(gg[k][i], rstd, b));
+            if (p.dz_extra) {
+                float e[V];
+                unpack(cur.ex[k], e);
+#pragma unroll
+                for (int i = 0; i < V; ++i)
+                    dz[i] += e[i];
+            }
+            if (p.dresidual)
+                store_vec(dres + col[k], pack<T>(dz), cache_stream{});
+            if (p.dropout)
+                dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold,
+                               p.dropout_scale);
+            store_vec(dx + col[k], pack<T>(dz), cache_stream{});
+        }
+        cur = next;
+    }
+    bwd_parts<T, TPR, NV>(p, col, dg, db);
 }
 
 // ---------------------------------------------------------------- backward, any shape
@@ -462,15 +474,20 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
 
 // ---------------------------------------------------------------- kernels
 
+// The forward is one-shot: HK_LN_FWD_THREADS_PER_SM resident threads (a 64-register cap, 4 blocks of 256) keep
+// more rows in flight than the compiler's free choice (66-80 registers, 3 blocks; bench/NOTES.md run 4).
+#define HK_LN_FWD_THREADS_PER_SM 1024
+#define HK_LN_BLOCK(TPR) (TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK)
 #define HK_LN_FWD(T, NAME, TPR, NV)                                                                            \
-    HK_KERNEL(hk_ln_fwd_##NAME##_t##TPR##_n##NV, hk_ln_fwd_params, TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK) \
+    extern "C" __global__ void __launch_bounds__(HK_LN_BLOCK(TPR), HK_LN_FWD_THREADS_PER_SM / HK_LN_BLOCK(TPR)) \
+        hk_ln_fwd_##NAME##_t##TPR##_n##NV(const hk_ln_fwd_params p)                                            \
     {                                                                                                          \
         ln_fwd<T, TPR, NV>(p);                                                                                 \
     }
 // The backward's persistent grid is sized for MINB resident blocks per SM, so its kernels also promise the
 // compiler that occupancy (a register cap), which HK_KERNEL cannot say.
 #define HK_LN_BWD(T, NAME, TPR, NV, MINB)                                                                      \
-    extern "C" __global__ void __launch_bounds__(TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK, MINB)          \
+    extern "C" __global__ void __launch_bounds__(HK_LN_BLOCK(TPR), MINB)                                      \
         hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_bwd_params p)                                            \
     {                                                                                                          \
         ln_bwd<T, TPR, NV>(p);                                                                                 \

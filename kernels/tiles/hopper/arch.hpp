@@ -34,6 +34,17 @@ template <> HK_DEV float from_float<float>(float x) { return x; }
 template <> HK_DEV bf16 from_float<bf16>(float x) { return {__bfloat16_as_ushort(__float2bfloat16_rn(x))}; }
 template <> HK_DEV f16 from_float<f16>(float x) { return {__half_as_ushort(__float2half_rn(x))}; }
 
+/* 32 x 32 -> 64-bit multiply as one IMAD.WIDE.U32: written in C, nvcc keeps Philox's rounds in 64-bit
+ * registers (mul.lo.s64, xor.b64), several instructions per multiply. kernels/common/philox.h uses it. */
+HK_DEV uint32_t mul_wide_u32(uint32_t a, uint32_t b, uint32_t *hi)
+{
+    uint32_t lo, h;
+    asm("{\n\t.reg .b64 t;\n\tmul.wide.u32 t, %2, %3;\n\tmov.b64 {%0, %1}, t;\n\t}" : "=r"(lo), "=r"(h) : "r"(a), "r"(b));
+    *hi = h;
+    return lo;
+}
+#define HK_TILES_MUL_WIDE_U32(a, b, hi) hk::mul_wide_u32(a, b, hi)
+
 /* MUFU approximations. */
 HK_DEV float exp2_fast(float x)
 {
