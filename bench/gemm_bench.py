@@ -58,7 +58,7 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
     return run
 
 
-TUNES = ['p1', 'mc2', 'sk1', 'sk2', 'sk4']  # HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c)
+TUNES = ['p1', 'mc2', 'sk1', 'sk2']  # HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c)
 
 
 def tuned(run, tune):

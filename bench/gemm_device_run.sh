@@ -14,8 +14,8 @@ if ! $H probe; then
     -lcublas -lcublasLt -lcuda -o $H || exit 1
 fi
 cuobjdump --dump-sass $H > /tmp/sass.txt 2>&1
-awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++} END{for (k in g) if (k ~ /hk_gemm/) printf "sass %-32s gmma=%d ldl/stl=%d\n", k, g[k], l[k]+0}' /tmp/sass.txt | sort > $OUT/sass_summary.txt
-wc -l < $OUT/sass_summary.txt; awk '{print $3, $4}' $OUT/sass_summary.txt | sort | uniq -c
+awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++} /MEMBAR/{b[f]++} END{for (k in g) if (k ~ /hk_gemm/) printf "sass %-32s gmma=%d ldl/stl=%d membar=%d\n", k, g[k], l[k]+0, b[k]+0}' /tmp/sass.txt | sort > $OUT/sass_summary.txt
+wc -l < $OUT/sass_summary.txt; awk '{print $3, $4, $5}' $OUT/sass_summary.txt | sort | uniq -c
 grep -o 'HGMMA\.[^ ]*\|QGMMA\.[^ ]*' /tmp/sass.txt | sort | uniq -c | head
 timeout 90 $H quick > $OUT/quick.log 2>&1; rc=$?
 grep -v " ok$" $OUT/quick.log | head -40; echo "checks rc=$rc, $(grep -c ' ok$' $OUT/quick.log) ok"

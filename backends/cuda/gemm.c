@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* [a_type: bf16, e4m3][trans_a][trans_b][d_type: bf16, f32, f16][launch shape: persistent, _mc2, _sk4];
+/* [a_type: bf16, e4m3][trans_a][trans_b][d_type: bf16, f32, f16][launch shape: persistent, _mc2, _sk2];
  * NULL: not built */
-#define HK_GEMM_K3(name) {name, name "_mc2", name "_sk4"}
+#define HK_GEMM_K3(name) {name, name "_mc2", name "_sk2"}
 static const char *const hk_gemm_kernels[2][2][2][3][3] = {
     {{{HK_GEMM_K3("hk_gemm_sm90_bf16_nn_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_nn_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_nn_f16")},
       {HK_GEMM_K3("hk_gemm_sm90_bf16_nt_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_nt_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_nt_f16")}},
@@ -23,26 +23,26 @@ static const char *const hk_gemm_kernels[2][2][2][3][3] = {
 };
 #undef HK_GEMM_K3
 
-enum { HK_GEMM_PERSIST, HK_GEMM_MC2, HK_GEMM_SK4 };
+enum { HK_GEMM_PERSIST, HK_GEMM_MC2, HK_GEMM_SK2 };
 
 static int hk_gemm_out_index(hk_dtype t)
 {
     return t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F32 ? 1 : t == HK_DTYPE_F16 ? 2 : -1;
 }
 
-/* Launch shape by problem size, from the timings in bench/NOTES.md (v3): when tiles would fill less than
- * 7/8 of the SMs twice over, split K over 2 CTAs of a 4-CTA cluster (_sk4, split 2: +7% at 1024^3, +35-65% at
- * m = 16..128 with n = k = 8192), as long as each half keeps >= 8 k-blocks; otherwise persistent. Only 30
- * clusters of 4 fit at once on a 132-SM H200, hence no split 4 and the 7/8. The multicast kernels (_mc2)
- * are not chosen: their release of each stage to the peer CTA serialised the k-loop (NOTES.md). */
+/* Launch shape by problem size (bench/NOTES.md has the timings behind it). While 128 x 256 tiles would
+ * leave more than half the SMs idle: 128 x 128 tiles, K split over both CTAs of a cluster when that still
+ * fits one wave and leaves each >= 4 k-blocks (_sk2). Otherwise persistent 128 x 256 tiles. */
 static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, uint32_t box_k, int64_t sms, int32_t *split)
 {
-    const int64_t tiles = ((m + HK_GEMM_BM - 1) / HK_GEMM_BM) * ((n + HK_GEMM_BN - 1) / HK_GEMM_BN);
+    const int64_t tiles_m = (m + HK_GEMM_BM - 1) / HK_GEMM_BM;
     const int64_t kblocks = (k + box_k - 1) / box_k;
     *split = 1;
-    if (2 * tiles <= sms * 7 / 8 && kblocks >= 16) {
-        *split = 2;
-        return HK_GEMM_SK4;
+    if (2 * tiles_m * ((n + HK_GEMM_BN - 1) / HK_GEMM_BN) <= sms) {
+        const int64_t tiles = tiles_m * ((n + HK_GEMM_BN_SK - 1) / HK_GEMM_BN_SK);
+        if (2 * tiles <= sms && kblocks >= 8)
+            *split = 2;
+        return HK_GEMM_SK2;
     }
     return HK_GEMM_PERSIST;
 }
@@ -142,21 +142,19 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     }
     const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
     int mode = hk_gemm_launch_shape(a->m, a->n, a->k, box_k, sms, &p.split);
-    /* HK_CUDA_TUNE_GEMM = p1 | mc2 | sk1 | sk2 | sk4 overrides the launch shape (bench/gemm_bench.py --sweep) */
+    /* HK_CUDA_TUNE_GEMM = p1 | mc2 | sk1 | sk2 overrides the launch shape (bench/gemm_bench.py --sweep) */
     const char *tune = getenv("HK_CUDA_TUNE_GEMM");
-    if (tune && (!strcmp(tune, "p1") || !strcmp(tune, "mc2"))) {
-        mode = tune[0] == 'p' ? HK_GEMM_PERSIST : HK_GEMM_MC2;
-        p.split = 1;
-    } else if (tune && (!strcmp(tune, "sk1") || !strcmp(tune, "sk2") || !strcmp(tune, "sk4"))) {
-        mode = HK_GEMM_SK4;
-        p.split = tune[2] - '0';
+    if (tune && (!strcmp(tune, "p1") || !strcmp(tune, "mc2") || !strcmp(tune, "sk1") || !strcmp(tune, "sk2"))) {
+        mode = tune[0] == 'p' ? HK_GEMM_PERSIST : tune[0] == 'm' ? HK_GEMM_MC2 : HK_GEMM_SK2;
+        p.split = tune[0] == 's' ? tune[2] - '0' : 1;
     }
-    const int64_t tiles_m = (a->m + HK_GEMM_BM - 1) / HK_GEMM_BM, tiles_n = (a->n + HK_GEMM_BN - 1) / HK_GEMM_BN;
+    const int64_t bn = mode == HK_GEMM_SK2 ? HK_GEMM_BN_SK : HK_GEMM_BN;
+    const int64_t tiles_m = (a->m + HK_GEMM_BM - 1) / HK_GEMM_BM, tiles_n = (a->n + bn - 1) / bn;
     const int64_t tiles = tiles_m * tiles_n, pairs = (tiles_m + 1) / 2 * tiles_n;
     int64_t ctas;
     if (mode == HK_GEMM_MC2)
         ctas = 2 * (pairs < sms / 2 ? pairs : sms / 2);
-    else if (mode == HK_GEMM_SK4)
+    else if (mode == HK_GEMM_SK2)
         ctas = HK_GEMM_CLUSTER_SK * ((tiles * p.split + HK_GEMM_CLUSTER_SK - 1) / HK_GEMM_CLUSTER_SK);
     else
         ctas = tiles < sms ? tiles : sms;
@@ -169,9 +167,10 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, 128x256 tiles, 4-stage mbarrier pipeline: persistent, or K split over 2 "
-                   "CTAs of a cluster (DSMEM reduction) when tiles are few: bf16 (all trans_a/trans_b) -> bf16/f32/f16, "
-                   "fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte aligned rows",
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 tiles (optionally B multicast across "
+                   "2-CTA clusters), or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction) when tiles "
+                   "are few: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; "
+                   "a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

@@ -1,6 +1,6 @@
 /* Hopper (sm_90a) GEMM: D = alpha * op(A) op(B) + beta * C, row-major, fp32 accumulation.
  *
- * CTAs work on output tiles of 128 x 256. Warpgroup 0 is the producer: one thread streams A and B k-blocks
+ * CTAs work on output tiles of 128 x 256 (128 x 128 for split K). Warpgroup 0 is the producer: one thread streams A and B k-blocks
  * into a STAGES-deep ring of shared-memory tiles with TMA, each stage guarded by a "full" mbarrier (TMA
  * bytes landed) and an "empty" mbarrier (every consumer of the stage done reading). Warpgroups 1 and 2 are
  * consumers: each owns 64 rows of the tile as a 64 x 256 fp32 accumulator and issues wgmma straight from
@@ -12,8 +12,8 @@
  *
  * Three launch shapes (gemm.h): persistent CTAs walking tiles in an L2-friendly grouped order; the same
  * with clusters of two vertically adjacent tiles sharing each B k-block through TMA multicast; and, for
- * problems with fewer tiles than SMs, clusters of four whose CTAs split K per tile and add their partial
- * accumulators through distributed shared memory before one epilogue per column slice. */
+ * problems with fewer tiles than SMs, 128 x 128 tiles in clusters of two whose CTAs can split K and add
+ * their partial accumulators through distributed shared memory before one epilogue per column slice. */
 #include "hopper/gemm.h"
 #include "tiles/hopper/barrier.cuh"
 #include "tiles/hopper/mma.cuh"
@@ -26,23 +26,28 @@ namespace hk::hopper {
 using gemm_params = hk_gemm_params;
 
 constexpr int gemm_threads = HK_GEMM_THREADS;
-constexpr int gemm_bm = HK_GEMM_BM, gemm_bn = HK_GEMM_BN, gemm_stages = HK_GEMM_STAGES;
+constexpr int gemm_bm = HK_GEMM_BM;
 
 /* Epilogue staging: per consumer warpgroup two 64-row x 128-byte swizzled buffers, ping-ponged while
  * TMA stores drain them. */
 constexpr uint32_t gemm_epi_bytes = 2 * 2 * 64 * 128;
 
-template <class T> struct gemm_cfg {
-    static constexpr int bk = 128 / sizeof(T); /* one 128-byte swizzle row of K */
-    static constexpr uint32_t a_bytes = gemm_bm * 128, b_bytes = gemm_bn * 128;
-    static constexpr uint32_t stage_bytes = a_bytes + b_bytes;
-    static constexpr uint32_t smem_bytes = gemm_stages * stage_bytes + gemm_epi_bytes + 1024; /* + alignment slack */
-    static_assert(smem_bytes == HK_GEMM_SHARED_BYTES, "gemm.h disagrees");
+enum class gemm_mode { persist, mcast, splitk };
+
+/* Tile width, ring depth and cluster size of a launch shape (gemm.h). */
+template <gemm_mode M> struct gemm_shape {
+    static constexpr int bn = M == gemm_mode::splitk ? HK_GEMM_BN_SK : HK_GEMM_BN;
+    static constexpr int stages = M == gemm_mode::splitk ? HK_GEMM_STAGES_SK : HK_GEMM_STAGES;
+    static constexpr int cluster = M == gemm_mode::mcast ? 2 : M == gemm_mode::splitk ? HK_GEMM_CLUSTER_SK : 1;
 };
 
-enum class gemm_mode { persist, mcast, splitk };
-template <gemm_mode M>
-constexpr int gemm_cluster = M == gemm_mode::mcast ? 2 : M == gemm_mode::splitk ? HK_GEMM_CLUSTER_SK : 1;
+template <class T, int BN, int STAGES> struct gemm_cfg {
+    static constexpr int bk = 128 / sizeof(T); /* one 128-byte swizzle row of K */
+    static constexpr uint32_t a_bytes = gemm_bm * 128, b_bytes = BN * 128;
+    static constexpr uint32_t stage_bytes = a_bytes + b_bytes;
+    static constexpr uint32_t smem_bytes = STAGES * stage_bytes + gemm_epi_bytes + 1024; /* + alignment slack */
+    static_assert(smem_bytes == HK_GEMM_SHARED_BYTES, "gemm.h disagrees");
+};
 
 /* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the
  * CTAs running at once share A rows and B columns in L2. */
@@ -74,13 +79,12 @@ __device__ __forceinline__ float load1(const float *p) { return *p; }
 __device__ __forceinline__ float load1(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
 __device__ __forceinline__ float load1(const __half *p) { return __half2float(*p); }
 
-/* Write one warpgroup's 64 x 256 accumulator at (row0, col0), masked to m x n; only registers [r0, r1)
+/* Write one warpgroup's 64 x BN accumulator at (row0, col0), masked to m x n; only registers [r0, r1)
  * (a column slice: 4 registers per 8 columns). */
-template <class TO>
-__device__ __forceinline__ void gemm_epilogue(accum_64xN<gemm_bn> &acc, const gemm_params &p, int row0, int col0, int r0,
-                                              int r1)
+template <class TO, int BN>
+__device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_params &p, int row0, int col0, int r0, int r1)
 {
-    using acc_t = accum_64xN<gemm_bn>;
+    using acc_t = accum_64xN<BN>;
     const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
     TO *d = static_cast<TO *>(p.d);
     const TO *c = static_cast<const TO *>(p.c);
@@ -110,12 +114,12 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<gemm_bn> &acc, const ge
  * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
  * [r0, r1) only, whole chunks. */
-template <class TO>
-__device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<gemm_bn> &acc, const gemm_params &p, const CUtensorMap *map_d,
+template <class TO, int BN>
+__device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   uint8_t *stage, int half, int row0, int col0, int r0, int r1)
 {
-    using acc_t = accum_64xN<gemm_bn>;
-    constexpr int cols = 128 / sizeof(TO), chunks = gemm_bn / cols, regs = cols / 2;
+    using acc_t = accum_64xN<BN>;
+    constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2;
     const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
     const bool leader = threadIdx.x % 128 == 0;
     const TO *c = static_cast<const TO *>(p.c);
@@ -164,13 +168,14 @@ template <class T, class TO, bool A_MN, bool B_MN, gemm_mode MODE>
 __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtensorMap *map_b, const CUtensorMap *map_d,
                                           const gemm_params &p)
 {
-    using cfg = gemm_cfg<T>;
+    using shape = gemm_shape<MODE>;
+    constexpr int gemm_bn = shape::bn, gemm_stages = shape::stages, cluster = shape::cluster;
+    using cfg = gemm_cfg<T, gemm_bn, gemm_stages>;
     using acc_t = accum_64xN<gemm_bn>;
     constexpr int bk = cfg::bk, kinst = wgmma_k<T>, ksteps = bk / kinst;
-    constexpr int cluster = gemm_cluster<MODE>;
     constexpr bool mcast = MODE == gemm_mode::mcast, splitk = MODE == gemm_mode::splitk;
     static_assert(!(A_MN || B_MN) || sizeof(T) == 2, "wgmma transposes 16-bit operands only");
-    static_assert(gemm_bn / 2 == HK_GEMM_BOX_B_ROWS, "B boxes are half a tile");
+    static_assert(gemm_bn % HK_GEMM_BOX_B_ROWS == 0 && (!mcast || gemm_bn == 2 * HK_GEMM_BOX_B_ROWS), "B boxes");
 
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -244,9 +249,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                             tma_load_2d(sa, map_a, full[s], kb * bk, tm * gemm_bm);
                         }
                     }
-                    /* B: 4 boxes of 64 N columns (MN-major) or 2 of 128 N rows (K-major); with multicast each
-                     * CTA of the pair loads its half for both */
-                    constexpr int boxes = B_MN ? gemm_bn / 64 : 2, box_bytes = cfg::b_bytes / boxes;
+                    /* B: boxes of 64 N columns (MN-major) or of 128 N rows (K-major); with multicast each CTA
+                     * of the pair loads its half for both */
+                    constexpr int boxes = B_MN ? gemm_bn / 64 : gemm_bn / HK_GEMM_BOX_B_ROWS, box_bytes = cfg::b_bytes / boxes;
                     constexpr int mine = mcast ? boxes / 2 : boxes;
                     for (int i = 0; i < mine; ++i) {
                         const int box = (mcast ? rank * mine : 0) + i;
@@ -282,8 +287,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto release = [&](int st) {
         if (!arriver) return;
         if constexpr (mcast) {
-            barrier_arrive_cluster(empty[st], 0);
-            barrier_arrive_cluster(empty[st], 1);
+            barrier_arrive_remote(empty[st], 0);
+            barrier_arrive_remote(empty[st], 1);
         } else {
             empty[st].arrive();
         }
@@ -329,15 +334,15 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         if (prev >= 0) release(prev);
         if constexpr (!splitk) {
             if (p.tma_store)
-                gemm_epilogue_tma<TO>(acc, p, map_d, epi, half, tm * gemm_bm + half * 64, tn * gemm_bn, 0, acc_t::regs);
+                gemm_epilogue_tma<TO, gemm_bn>(acc, p, map_d, epi, half, tm * gemm_bm + half * 64, tn * gemm_bn, 0, acc_t::regs);
             else
-                gemm_epilogue<TO>(acc, p, tm * gemm_bm + half * 64, tn * gemm_bn, 0, acc_t::regs);
+                gemm_epilogue<TO, gemm_bn>(acc, p, tm * gemm_bm + half * 64, tn * gemm_bn, 0, acc_t::regs);
         }
     }
     if constexpr (splitk) {
-        /* the split CTAs of a tile each finish one column slice (1/split of the registers): every CTA parks
-         * the other slices in its (now idle) stage buffers, in fragment order, and adds the peers' copies of
-         * its own slice in rank order, so the sum does not depend on timing */
+        /* the split CTAs of a tile each finish one column slice (1/split of the registers, a multiple of
+         * 32): every CTA parks the other slices in its (now idle) stage buffers, in fragment order, and adds
+         * the peers' copies of its own slice in rank order, so the sum does not depend on timing */
         constexpr int regs = acc_t::regs;
         int r0 = 0, r1 = regs;
         if (split > 1) {
@@ -353,17 +358,23 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             }
             cluster_sync();
             if (live) {
+                /* 8 loads in flight per batch: one DSMEM round trip per batch, not per load */
+                constexpr int batch = 8;
                 for (int q = 0; q < split; ++q) {
                     if (q == part) continue;
                     const uint32_t peer = cluster_map(park, rank - part + q) + ct * 16;
 #pragma unroll
-                    for (int i = 0; i < regs; i += 4) {
-                        if (i >= r0 && i < r1) {
-                            const float4 v = ld_cluster_f4(peer + (i / 4) * 256 * 16);
-                            acc.v[i] += v.x;
-                            acc.v[i + 1] += v.y;
-                            acc.v[i + 2] += v.z;
-                            acc.v[i + 3] += v.w;
+                    for (int i0 = 0; i0 < regs; i0 += 4 * batch) {
+                        if (i0 + 4 * batch <= r0 || i0 >= r1) continue;
+                        float4 v[batch];
+#pragma unroll
+                        for (int b = 0; b < batch; ++b) v[b] = ld_cluster_f4(peer + (i0 / 4 + b) * 256 * 16);
+#pragma unroll
+                        for (int b = 0; b < batch; ++b) {
+                            acc.v[i0 + 4 * b] += v[b].x;
+                            acc.v[i0 + 4 * b + 1] += v[b].y;
+                            acc.v[i0 + 4 * b + 2] += v[b].z;
+                            acc.v[i0 + 4 * b + 3] += v[b].w;
                         }
                     }
                 }
@@ -372,9 +383,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         }
         if (live) {
             if (p.tma_store)
-                gemm_epilogue_tma<TO>(acc, p, map_d, epi, half, tm * gemm_bm + half * 64, tn * gemm_bn, r0, r1);
+                gemm_epilogue_tma<TO, gemm_bn>(acc, p, map_d, epi, half, tm * gemm_bm + half * 64, tn * gemm_bn, r0, r1);
             else
-                gemm_epilogue<TO>(acc, p, tm * gemm_bm + half * 64, tn * gemm_bn, r0, r1);
+                gemm_epilogue<TO, gemm_bn>(acc, p, tm * gemm_bm + half * 64, tn * gemm_bn, r0, r1);
         }
     }
     if (p.tma_store && threadIdx.x % 128 == 0) tma_store_wait_all();
@@ -383,7 +394,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
 } // namespace hk::hopper
 
-/* Kernel names: hk_gemm_sm90_<in>_<layout>_<out>[_mc2|_sk4]; the layout letters are hk's trans_a, trans_b
+/* Kernel names: hk_gemm_sm90_<in>_<layout>_<out>[_mc2|_sk2]; the layout letters are hk's trans_a, trans_b
  * ("nt": A row-major x B transposed, the nn.Linear layout); the suffix is the launch shape (gemm.h). */
 #define HK_GEMM_KERNEL(name, T, TO, A_MN, B_MN, MODE, ATTR)                                                       \
     extern "C" __global__ void ATTR __launch_bounds__(hk::hopper::gemm_threads, 1)                                 \
@@ -395,7 +406,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_KERNELS(name, T, TO, A_MN, B_MN)                                                                  \
     HK_GEMM_KERNEL(name, T, TO, A_MN, B_MN, persist, )                                                            \
     HK_GEMM_KERNEL(name##_mc2, T, TO, A_MN, B_MN, mcast, __cluster_dims__(2, 1, 1))                               \
-    HK_GEMM_KERNEL(name##_sk4, T, TO, A_MN, B_MN, splitk, __cluster_dims__(HK_GEMM_CLUSTER_SK, 1, 1))
+    HK_GEMM_KERNEL(name##_sk2, T, TO, A_MN, B_MN, splitk, __cluster_dims__(HK_GEMM_CLUSTER_SK, 1, 1))
 
 HK_GEMM_KERNELS(hk_gemm_sm90_bf16_nt_bf16, __nv_bfloat16, __nv_bfloat16, false, false)
 HK_GEMM_KERNELS(hk_gemm_sm90_bf16_nt_f32, __nv_bfloat16, float, false, false)
