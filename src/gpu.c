@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#define DEFAULT_SHARED_LIMIT (48u * 1024u)
-
 /* Is `kernel` one of the names in the comma-separated list? */
 static bool list_has(const char *list, const char *kernel)
 {
@@ -35,6 +33,8 @@ static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
             continue;
         if (ctx->function_count == HK_MAX_CACHED_FUNCTIONS)
             return hk_fail(HK_ERR_INTERNAL, "kernel cache full (%d kernels)", HK_MAX_CACHED_FUNCTIONS);
+        if (strlen(kernel) >= HK_MAX_KERNEL_NAME)
+            return hk_fail(HK_ERR_INTERNAL, "kernel name %s is longer than %d characters", kernel, HK_MAX_KERNEL_NAME - 1);
         hk_status st;
         if (!ctx->modules[b] && (st = ctx->gpu->module_load(ctx->dev, blob->data, blob->bytes, &ctx->modules[b])) != HK_OK)
             return st;
@@ -42,9 +42,11 @@ static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
         if ((st = ctx->gpu->function(ctx->dev, ctx->modules[b], kernel, &fn)) != HK_OK)
             return st;
         *slot = ctx->function_count++;
-        ctx->functions[*slot].kernel = kernel;
+        hk_format(ctx->functions[*slot].kernel, HK_MAX_KERNEL_NAME, "%s", kernel);
         ctx->functions[*slot].fn = fn;
-        ctx->functions[*slot].shared_limit = DEFAULT_SHARED_LIMIT;
+        /* Raised on the first launch with dynamic shared memory: the default 48 KiB also covers the kernel's
+         * static shared memory, so a launch under 48 KiB of dynamic memory can still need the raise. */
+        ctx->functions[*slot].shared_limit = 0;
         return HK_OK;
     }
     return hk_fail(HK_ERR_UNSUPPORTED, "kernel %s: no embedded code object for %s holds it", kernel, ctx->arch);

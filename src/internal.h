@@ -83,6 +83,7 @@ HK_INTERNAL const hk_code_blob *hk_code_blob_at(size_t index);
 /* ---------------------------------------------------------------- context */
 #define HK_MAX_LOADED_MODULES 64
 #define HK_MAX_CACHED_FUNCTIONS 256
+#define HK_MAX_KERNEL_NAME 96
 
 #define HK_CONTEXT_MAGIC 0x686b6374u /* "hkct": catches pointers that are not live contexts */
 
@@ -97,7 +98,8 @@ struct hk_context {
     int64_t multiprocessors, l2_bytes, shared_optin, xcds;
     pthread_mutex_t lock; /* guards the caches below */
     void *modules[HK_MAX_LOADED_MODULES]; /* by code blob index */
-    struct { const char *kernel; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
+    /* names are copied: callers may build them in temporary buffers */
+    struct { char kernel[HK_MAX_KERNEL_NAME]; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
     size_t function_count;
 };
 
