@@ -116,7 +116,7 @@ HK_API const char *hk_context_device_name(const hk_context *ctx);
 typedef struct hk_variant_info {
     size_t struct_size;
     hk_op op;
-    const char *name;        /* e.g. "cuda.rotary.vec16" */
+    const char *name;        /* e.g. "cuda.gemm.wgmma" */
     const char *description; /* what it covers */
 } hk_variant_info;
 
@@ -175,8 +175,8 @@ HK_API void hk_event_destroy(hk_event *event);
  * nn.Linear layout) is trans_b = 1. D and C are m x n with ldd, ldc >= n; C has D's dtype and may
  * alias D exactly (same pointer and ld). Accumulation is fp32.
  * dtypes: a_type == b_type in {BF16, F16, F32} with d_type in {BF16, F16, F32}; or a_type == b_type in
- * {FP8_E4M3, FP8_E4M3FNUZ} with d_type BF16 (or F32). scale_a/scale_b apply to fp8 only (0 means 1.0; any
- * other value with non-fp8 operands is rejected).
+ * {FP8_E4M3, FP8_E4M3FNUZ} with d_type BF16 (or F32). scale_a/scale_b apply to fp8 only (0 means 1.0; with
+ * non-fp8 operands they must be 0 or 1).
  * fp8_fast_accum (fp8 only): non-zero allows the tensor cores' reduced-precision fp8 accumulation (cuBLASLt's
  * FAST_ACCUM; relative error about 1e-3 at k = 4096 instead of fp32's ~1e-6). Some GPU kernels exist only in
  * this mode; without it they report HK_ERR_UNSUPPORTED.
@@ -318,7 +318,7 @@ HK_API hk_status hk_ln_fused(hk_context *ctx, const hk_ln_fused_args *args);
 /* Backward. Inputs: dy, z (= residual_out of the forward), gamma, the forward's mean (LayerNorm) and rstd,
  * and optionally dz_extra (a gradient reaching z from elsewhere, e.g. the residual stream).
  * Outputs: dresidual = dz (optional), dx = dz * mask / (1 - p), dgamma and dbeta (fp32 [cols]; dbeta only
- * for LayerNorm with beta; overwritten, not accumulated: zeros when rows == 0).
+ * for LayerNorm with beta; overwritten, not accumulated; an empty problem, rows == 0 included, writes nothing).
  * workspace: hk_ln_fused_bwd_workspace_size() bytes of device memory. */
 typedef struct hk_ln_fused_bwd_args {
     size_t struct_size;

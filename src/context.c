@@ -77,8 +77,6 @@ static hk_status open_gpu(hk_context *ctx, hk_backend backend)
     ctx->gpu = api;
     ctx->backend = backend;
     ctx->multiprocessors = api->attribute(ctx->dev, HK_GPU_ATTR_MULTIPROCESSORS);
-    ctx->l2_bytes = api->attribute(ctx->dev, HK_GPU_ATTR_L2_BYTES);
-    ctx->shared_optin = api->attribute(ctx->dev, HK_GPU_ATTR_SHARED_PER_BLOCK_OPTIN);
     ctx->xcds = api->attribute(ctx->dev, HK_GPU_ATTR_XCDS);
     return HK_OK;
 }

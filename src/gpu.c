@@ -52,17 +52,6 @@ static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
     return hk_fail(HK_ERR_UNSUPPORTED, "kernel %s: no embedded code object for %s holds it", kernel, ctx->arch);
 }
 
-hk_status hk_gpu_kernel(hk_context *ctx, const char *kernel, void **fn)
-{
-    pthread_mutex_lock(&ctx->lock);
-    size_t slot = 0;
-    hk_status st = find_kernel(ctx, kernel, &slot);
-    if (st == HK_OK)
-        *fn = ctx->functions[slot].fn;
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
-}
-
 hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
                         unsigned shared_bytes, void *stream, void **params)
 {

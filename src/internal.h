@@ -27,10 +27,7 @@ HK_INTERNAL void hk_format(char *buf, size_t size, const char *fmt, ...) HK_PRIN
  * Every function sets hk_last_error() with the runtime's own message when it fails. */
 typedef enum hk_gpu_attr {
     HK_GPU_ATTR_MULTIPROCESSORS = 0, /* SMs or CUs */
-    HK_GPU_ATTR_L2_BYTES = 1,
-    HK_GPU_ATTR_SHARED_PER_BLOCK_OPTIN = 2, /* largest dynamic shared memory / LDS per block */
-    HK_GPU_ATTR_XCDS = 3,                   /* AMD chiplets; 1 elsewhere */
-    HK_GPU_ATTR_CLOCK_KHZ = 4
+    HK_GPU_ATTR_XCDS = 1              /* AMD chiplets; 1 elsewhere */
 } hk_gpu_attr;
 
 typedef struct hk_gpu_api {
@@ -95,7 +92,7 @@ struct hk_context {
     char device_name[256];
     const hk_gpu_api *gpu; /* NULL on CPU and emulator contexts */
     void *dev;             /* the gpu api's device state */
-    int64_t multiprocessors, l2_bytes, shared_optin, xcds;
+    int64_t multiprocessors, xcds;
     pthread_mutex_t lock; /* guards the caches below */
     void *modules[HK_MAX_LOADED_MODULES]; /* by code blob index */
     /* names are copied: callers may build them in temporary buffers */
@@ -109,9 +106,6 @@ struct hk_event {
     double host_ms; /* CPU contexts: wall clock at record */
 };
 
-/* Look up a kernel of the context's arch, loading its code object on first use (thread-safe).
- * HK_ERR_UNSUPPORTED with a message when no embedded object of this arch holds it. */
-HK_INTERNAL hk_status hk_gpu_kernel(hk_context *ctx, const char *kernel, void **fn);
 /* Launch with cuLaunchKernel-style parameters after binding the device to this thread. */
 HK_INTERNAL hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3],
                                     const unsigned block[3], unsigned shared_bytes, void *stream, void **params);

@@ -267,14 +267,6 @@ static hk_status hk_cpu_ln_fused_bwd_run(hk_context *ctx, const void *args)
 {
     (void)ctx;
     const hk_ln_fused_bwd_args *a = args;
-    if (a->rows == 0) { /* sums over no rows */
-        for (int64_t c = 0; c < a->cols; ++c) {
-            if (a->dgamma)
-                a->dgamma[c] = 0.0f;
-            if (a->dbeta)
-                a->dbeta[c] = 0.0f;
-        }
-    }
     if (a->rows == 0 || a->cols == 0)
         return HK_OK;
     hk_ln_bwd_job job = {.a = a, .drop = hk_cpu_dropout_init(a->dropout_p, a->seed, a->offset)};

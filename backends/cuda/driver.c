@@ -18,12 +18,9 @@ typedef struct CUevent_st *CUevent;
 
 enum {
     HK_CU_ERROR_STUB_LIBRARY = 34,
-    HK_CU_ATTR_CLOCK_RATE = 13,
     HK_CU_ATTR_MULTIPROCESSOR_COUNT = 16,
-    HK_CU_ATTR_L2_CACHE_SIZE = 38,
     HK_CU_ATTR_CC_MAJOR = 75,
     HK_CU_ATTR_CC_MINOR = 76,
-    HK_CU_ATTR_SHARED_PER_BLOCK_OPTIN = 97,
     HK_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED = 8,
     HK_CU_EVENT_DEFAULT = 0,
 };
@@ -331,9 +328,6 @@ static int64_t cuda_attribute(void *dev, hk_gpu_attr attr)
     int which;
     switch (attr) {
     case HK_GPU_ATTR_MULTIPROCESSORS: which = HK_CU_ATTR_MULTIPROCESSOR_COUNT; break;
-    case HK_GPU_ATTR_L2_BYTES: which = HK_CU_ATTR_L2_CACHE_SIZE; break;
-    case HK_GPU_ATTR_SHARED_PER_BLOCK_OPTIN: which = HK_CU_ATTR_SHARED_PER_BLOCK_OPTIN; break;
-    case HK_GPU_ATTR_CLOCK_KHZ: which = HK_CU_ATTR_CLOCK_RATE; break;
     case HK_GPU_ATTR_XCDS:
     default: return 1;
     }

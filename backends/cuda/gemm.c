@@ -167,8 +167,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 tiles (optionally B multicast across "
-                   "2-CTA clusters), or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction) when tiles "
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 tiles (B multicast across 2-CTA clusters "
+                   "only when forced by HK_CUDA_TUNE_GEMM=mc2), or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction) when tiles "
                    "are few: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; "
                    "a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,

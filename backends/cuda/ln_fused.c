@@ -203,12 +203,7 @@ static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
     if (a->rows == 0 || a->cols == 0)
         return HK_OK;
     const hk_ln_bwd_plan plan = hk_ln_bwd_plan_of(ctx, a);
-    const size_t need = hk_cuda_ln_fused_bwd_workspace(ctx, a);
-    if (a->workspace_size < need || (need && !a->workspace))
-        return hk_fail(HK_ERR_INVALID_ARGUMENT,
-                       "ln_fused_bwd: workspace of %zu bytes at %p; this call needs %zu "
-                       "(hk_ln_fused_bwd_workspace_size)",
-                       a->workspace_size, a->workspace, need);
+    /* src/dispatch.c has checked the workspace's size against hk_cuda_ln_fused_bwd_workspace() */
     if (((uintptr_t)a->workspace & (sizeof(float) - 1)) != 0)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "ln_fused_bwd: workspace %p is not 4-byte aligned", a->workspace);
     float *dgamma_part = plan.dgamma ? a->workspace : NULL;

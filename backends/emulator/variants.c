@@ -21,12 +21,6 @@ static hk_status emu_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream
     return HK_OK;
 }
 
-static size_t ln_bwd_workspace(const hk_context *ctx, const void *args)
-{
-    (void)ctx;
-    return hk_cdna_ln_bwd_workspace(args);
-}
-
 #define HK_EMU_VARIANT(var, OP, SCHED, vname, desc, ws)                                                       \
     static hk_status var##_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)      \
     {                                                                                                          \
@@ -38,7 +32,7 @@ static size_t ln_bwd_workspace(const hk_context *ctx, const void *args)
 HK_EMU_VARIANT(emu_rotary, HK_OP_ROTARY, 0, "emulator.rotary", "hip.rotary's kernel under the wave emulator", NULL)
 HK_EMU_VARIANT(emu_ln, HK_OP_LN_FUSED, 0, "emulator.ln_fused", "hip.ln_fused's kernels under the wave emulator", NULL)
 HK_EMU_VARIANT(emu_ln_bwd, HK_OP_LN_FUSED_BWD, 0, "emulator.ln_fused_bwd",
-               "hip.ln_fused_bwd's kernels under the wave emulator", ln_bwd_workspace)
+               "hip.ln_fused_bwd's kernels under the wave emulator", hk_cdna_ln_bwd_workspace)
 HK_EMU_VARIANT(emu_gemm_pp, HK_OP_GEMM, HK_CDNA_GEMM_PINGPONG, "emulator.gemm.pingpong256",
                "hip.gemm.pingpong256's kernels under the wave emulator (8 XCDs)", NULL)
 HK_EMU_VARIANT(emu_gemm_il, HK_OP_GEMM, HK_CDNA_GEMM_INTERLEAVED, "emulator.gemm.interleaved128",

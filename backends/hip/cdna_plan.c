@@ -153,8 +153,10 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
 /* Row slots of the backward: fixed by the shape (never the device), so results are reproducible anywhere. */
 static int64_t ln_bwd_slots(const hk_ln_fused_bwd_args *a) { return a->rows < 256 ? a->rows : 256; }
 
-size_t hk_cdna_ln_bwd_workspace(const hk_ln_fused_bwd_args *a)
+size_t hk_cdna_ln_bwd_workspace(const hk_context *ctx, const void *args)
 {
+    (void)ctx;
+    const hk_ln_fused_bwd_args *a = args;
     return (size_t)(2 * ln_bwd_slots(a) * a->cols) * sizeof(float);
 }
 

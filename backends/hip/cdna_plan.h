@@ -25,7 +25,8 @@ typedef hk_status (*hk_cdna_exec)(hk_context *ctx, const hk_cdna_launch *launch,
 HK_INTERNAL int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why, size_t why_size);
 HK_INTERNAL int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, size_t why_size);
 HK_INTERNAL int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], char *why, size_t why_size);
-HK_INTERNAL size_t hk_cdna_ln_bwd_workspace(const hk_ln_fused_bwd_args *a);
+/* The LayerNorm backward's workspace, as hk_variant.workspace (args: hk_ln_fused_bwd_args). */
+HK_INTERNAL size_t hk_cdna_ln_bwd_workspace(const hk_context *ctx, const void *args);
 /* GEMM with the 8-wave 256 x 256 ping-pong kernels (HK_CDNA_GEMM_PINGPONG) or the 4-wave 128 x 128 ones. */
 enum { HK_CDNA_GEMM_INTERLEAVED = 0, HK_CDNA_GEMM_PINGPONG = 1 };
 HK_INTERNAL int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule, hk_cdna_launch *out,

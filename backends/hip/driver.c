@@ -16,10 +16,7 @@ typedef struct ihipStream_t *hipStream_t;
 typedef struct ihipEvent_t *hipEvent_t;
 
 enum {
-    HK_HIP_ATTR_CLOCK_RATE = 5,
-    HK_HIP_ATTR_L2_CACHE_SIZE = 19,
     HK_HIP_ATTR_MULTIPROCESSOR_COUNT = 63,
-    HK_HIP_ATTR_MAX_SHARED_PER_BLOCK = 74,
     HK_HIP_MEMCPY_H2D = 1,
     HK_HIP_MEMCPY_D2H = 2,
     HK_HIP_MEMCPY_D2D = 3,
@@ -313,9 +310,6 @@ static int64_t hip_attribute(void *dev, hk_gpu_attr attr)
     int v = 0;
     switch (attr) {
     case HK_GPU_ATTR_MULTIPROCESSORS: lib.hipDeviceGetAttribute(&v, HK_HIP_ATTR_MULTIPROCESSOR_COUNT, index); break;
-    case HK_GPU_ATTR_L2_BYTES: lib.hipDeviceGetAttribute(&v, HK_HIP_ATTR_L2_CACHE_SIZE, index); break;
-    case HK_GPU_ATTR_SHARED_PER_BLOCK_OPTIN: lib.hipDeviceGetAttribute(&v, HK_HIP_ATTR_MAX_SHARED_PER_BLOCK, index); break;
-    case HK_GPU_ATTR_CLOCK_KHZ: lib.hipDeviceGetAttribute(&v, HK_HIP_ATTR_CLOCK_RATE, index); break;
     case HK_GPU_ATTR_XCDS: {
         /* No runtime attribute before ROCm 6.x: MI300-class parts have 38 CUs per XCD, MI350-class 32. */
         int cus = 0;

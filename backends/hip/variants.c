@@ -15,12 +15,6 @@ static hk_status hip_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream
     static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, SCHED, args, hip_exec); } \
     static const hk_variant var = {OP, vname, desc, HK_BACKEND_HIP, "gfx942 gfx950", var##_supports, var##_run, ws};
 
-static size_t ln_bwd_workspace(const hk_context *ctx, const void *args)
-{
-    (void)ctx;
-    return hk_cdna_ln_bwd_workspace(args);
-}
-
 HK_HIP_VARIANT(hip_rotary, HK_OP_ROTARY, 0, "hip.rotary",
                "one thread per 16-byte unit of rotated pairs (element-wise when unaligned); HALF/INTERLEAVED, "
                "partial rotary_dim, position ids (clamped), in place", NULL)
@@ -30,7 +24,7 @@ HK_HIP_VARIANT(hip_ln, HK_OP_LN_FUSED, 0, "hip.ln_fused",
 
 HK_HIP_VARIANT(hip_ln_bwd, HK_OP_LN_FUSED_BWD, 0, "hip.ln_fused_bwd",
                "row in registers, dgamma/dbeta from per-slot partials summed in slot order (deterministic); "
-               "cols <= 16384 bf16/f16, 8192 f32 (2048 unaligned)", ln_bwd_workspace)
+               "cols <= 16384 bf16/f16, 8192 f32 (2048 unaligned)", hk_cdna_ln_bwd_workspace)
 
 /* GEMM: the ping-pong kernels first (large problems), then the 4-wave ones (everything else). */
 #define HK_GEMM_COVERS                                                                                         \

@@ -55,7 +55,11 @@ template <typename T, int V> HK_DEV void load_params(const void *p, int64_t col,
 
 template <typename T> HK_DEV float load_param(const void *p, int64_t col, bool f32)
 {
-    return f32 ? __ldg(static_cast<const float *>(p) + col) : to_float(static_cast<const T *>(p)[col]);
+    if (!f32)
+        return to_float(static_cast<const T *>(p)[col]);
+    float v[1];
+    load_floats(static_cast<const float *>(p) + col, v, cache_constant{});
+    return v[0];
 }
 
 HK_DEV float inv_sqrt(float x) { return 1.0f / sqrtf(x); } // IEEE, as the CPU reference
@@ -532,7 +536,7 @@ HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, HK_LN_REDUCE_COLS *HK_LN_REDUCE
                 acc += src[which][b * p.cols + c];
         }
         slice[y][x] = acc;
-        __syncthreads();
+        block_sync();
         if (y == 0 && c < p.cols) {
             float s = slice[0][x];
 #pragma unroll
@@ -540,6 +544,6 @@ HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, HK_LN_REDUCE_COLS *HK_LN_REDUCE
                 s += slice[j][x];
             dst[which][c] = s;
         }
-        __syncthreads();
+        block_sync();
     }
 }

@@ -1,5 +1,5 @@
 /* hk::raw for the wave emulator: the names of tiles/cdna3|cdna4/raw.hpp, implemented on the host from the
- * documented semantics (kernels/../shared AMD-SEMANTICS.md, section numbers below). Per-lane operations run inline
+ * documented semantics (AMD-SEMANTICS.md in the project's shared/ folder, beside the checkout; section numbers below). Per-lane operations run inline
  * on the lane's fiber; cross-lane ones are wave collectives (tiles/emu/emu.h). The MFMA operand/result layouts
  * are written here in the ISA's forward direction ((row, k) -> (lane, item)), independently of the inverse
  * maps in cdna3/amd.hpp, so the primitive tests cross-check the two. */
