@@ -150,6 +150,15 @@ HK_INTERNAL hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_arg
 HK_INTERNAL hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *out);
 HK_INTERNAL hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_bwd_args *out);
 
+/* ---------------------------------------------------------------- vector access rules shared by the GPU backends */
+/* Can a 16-byte vector access start at p? (NULL, an absent optional tensor, imposes nothing.) */
+static inline bool hk_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+/* Do all rows at p, `stride` elements apart, start 16-byte aligned for vectors of v elements? NULL: absent. */
+static inline bool hk_rows_aligned16(const void *p, int64_t stride, int64_t v)
+{
+    return !p || (hk_aligned16(p) && stride % v == 0);
+}
+
 /* ---------------------------------------------------------------- CPU helpers (src/parallel.c, src/dtype.c) */
 /* Run body(begin, end, user) over [0, count) split across worker threads (HK_NUM_THREADS or the CPU count).
  * Blocks until done. Falls back to the calling thread when threads cannot be created. */

@@ -49,7 +49,7 @@ static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, uint32_t box_k,
 
 static bool hk_gemm_tma_ok(const void *p, int64_t ld, size_t esize)
 {
-    return hk_cuda_aligned16(p) && ((uint64_t)ld * esize) % 16 == 0 && (uint64_t)ld * esize < (1ull << 40);
+    return hk_aligned16(p) && ((uint64_t)ld * esize) % 16 == 0 && (uint64_t)ld * esize < (1ull << 40);
 }
 
 static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)

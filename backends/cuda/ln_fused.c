@@ -62,12 +62,6 @@ static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, in
     return NULL;
 }
 
-/* A row pointer allows 16-byte vectors when it is aligned and its stride keeps every row aligned. */
-static bool hk_rows_aligned(const void *p, int64_t stride, int64_t v)
-{
-    return !p || (hk_cuda_aligned16(p) && stride % v == 0);
-}
-
 static hk_status hk_cuda_ln_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
     (void)ctx;
@@ -93,10 +87,10 @@ static hk_status hk_cuda_ln_fused_run(hk_context *ctx, const void *args)
         return HK_OK;
     const hk_ln_table *t = hk_ln_table_of(a->dtype);
     const int64_t v = 16 / (int64_t)hk_dtype_size(a->dtype);
-    const bool vector = a->cols % v == 0 && hk_rows_aligned(a->x, a->x_stride, v) &&
-                        hk_rows_aligned(a->residual, a->residual_stride, v) && hk_rows_aligned(a->y, a->y_stride, v) &&
-                        hk_rows_aligned(a->residual_out, a->residual_out_stride, v) && hk_cuda_aligned16(a->gamma) &&
-                        hk_cuda_aligned16(a->beta);
+    const bool vector = a->cols % v == 0 && hk_rows_aligned16(a->x, a->x_stride, v) &&
+                        hk_rows_aligned16(a->residual, a->residual_stride, v) && hk_rows_aligned16(a->y, a->y_stride, v) &&
+                        hk_rows_aligned16(a->residual_out, a->residual_out_stride, v) && hk_aligned16(a->gamma) &&
+                        hk_aligned16(a->beta);
     const hk_ln_config *cfg = vector ? hk_ln_pick(t->fwd, t->fwd_count, a->cols, v) : NULL;
 
     hk_ln_fwd_params p = {
@@ -168,10 +162,10 @@ static hk_ln_bwd_plan hk_ln_bwd_plan_of(const hk_context *ctx, const hk_ln_fused
 {
     const hk_ln_table *t = hk_ln_table_of(a->dtype);
     const int64_t v = 16 / (int64_t)hk_dtype_size(a->dtype);
-    const bool vector = a->cols % v == 0 && hk_rows_aligned(a->dy, a->dy_stride, v) &&
-                        hk_rows_aligned(a->z, a->z_stride, v) && hk_rows_aligned(a->dz_extra, a->dz_extra_stride, v) &&
-                        hk_rows_aligned(a->dx, a->dx_stride, v) &&
-                        hk_rows_aligned(a->dresidual, a->dresidual_stride, v) && hk_cuda_aligned16(a->gamma);
+    const bool vector = a->cols % v == 0 && hk_rows_aligned16(a->dy, a->dy_stride, v) &&
+                        hk_rows_aligned16(a->z, a->z_stride, v) && hk_rows_aligned16(a->dz_extra, a->dz_extra_stride, v) &&
+                        hk_rows_aligned16(a->dx, a->dx_stride, v) &&
+                        hk_rows_aligned16(a->dresidual, a->dresidual_stride, v) && hk_aligned16(a->gamma);
     const hk_ln_config *cfg = vector ? hk_ln_pick(t->bwd, t->bwd_count, a->cols, v) : NULL;
     hk_ln_bwd_plan plan = {.kernel = t->bwd_any, .block = HK_LN_ANY_BLOCK};
     int64_t groups = a->rows, blocks = ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM;

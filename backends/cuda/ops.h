@@ -9,7 +9,4 @@ extern HK_INTERNAL const hk_variant hk_cuda_ln_fused;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd;
 extern HK_INTERNAL const hk_variant hk_cuda_gemm;
 
-/* Can a 16-byte vector access start at p? */
-static inline bool hk_cuda_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
 #endif

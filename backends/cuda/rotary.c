@@ -42,8 +42,8 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
                           a->out_stride[1] == a->x_stride[1] && a->out_stride[2] == a->x_stride[2];
     const bool copy_tail = !in_place && a->rotary_dim < a->head_dim;
     const bool vector = half % v == 0 && (!copy_tail || (a->head_dim - a->rotary_dim) % v == 0) &&
-                        hk_cuda_aligned16(a->x) && hk_cuda_aligned16(a->out) && hk_cuda_aligned16(a->cos) &&
-                        hk_cuda_aligned16(a->sin) && hk_strides_multiple(a->x_stride, v) &&
+                        hk_aligned16(a->x) && hk_aligned16(a->out) && hk_aligned16(a->cos) &&
+                        hk_aligned16(a->sin) && hk_strides_multiple(a->x_stride, v) &&
                         hk_strides_multiple(a->out_stride, v);
     const int64_t width = vector ? v : 1;
 

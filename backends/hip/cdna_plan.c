@@ -10,7 +10,6 @@ static const char *type_name(hk_dtype t)
     return t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F16 ? "f16" : t == HK_DTYPE_F32 ? "f32" : NULL;
 }
 
-static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 /* ---------------------------------------------------------------- rotary */
 
@@ -26,7 +25,7 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
         return 0;
     const int V = 16 / (int)hk_dtype_size(a->dtype);
     const bool interleaved = a->style == HK_ROTARY_INTERLEAVED;
-    bool vec = aligned16(a->x) && aligned16(a->out) && a->head_dim % V == 0 &&
+    bool vec = hk_aligned16(a->x) && hk_aligned16(a->out) && a->head_dim % V == 0 &&
                (interleaved ? a->rotary_dim % V == 0 : half % V == 0);
     for (int i = 0; i < 3; ++i)
         vec = vec && a->x_stride[i] % V == 0 && a->out_stride[i] % V == 0;
@@ -114,10 +113,10 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
         return -1;
     }
     const int V = 16 / (int)hk_dtype_size(a->dtype);
-    bool vec = a->cols % V == 0 && a->x_stride % V == 0 && aligned16(a->x) && aligned16(a->y) &&
-               a->y_stride % V == 0 && aligned16(a->gamma) && aligned16(a->beta) && aligned16(a->residual) &&
-               aligned16(a->residual_out) && (!a->residual || a->residual_stride % V == 0) &&
-               (!a->residual_out || a->residual_out_stride % V == 0);
+    bool vec = a->cols % V == 0 && hk_rows_aligned16(a->x, a->x_stride, V) &&
+               hk_rows_aligned16(a->y, a->y_stride, V) && hk_aligned16(a->gamma) && hk_aligned16(a->beta) &&
+               hk_rows_aligned16(a->residual, a->residual_stride, V) &&
+               hk_rows_aligned16(a->residual_out, a->residual_out_stride, V);
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
     int rpb;
@@ -174,10 +173,10 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
         return -1;
     }
     const int V = 16 / (int)hk_dtype_size(a->dtype);
-    bool vec = a->cols % V == 0 && aligned16(a->dy) && a->dy_stride % V == 0 && aligned16(a->z) &&
-               a->z_stride % V == 0 && aligned16(a->dx) && a->dx_stride % V == 0 && aligned16(a->gamma) &&
-               aligned16(a->dz_extra) && (!a->dz_extra || a->dz_extra_stride % V == 0) && aligned16(a->dresidual) &&
-               (!a->dresidual || a->dresidual_stride % V == 0);
+    bool vec = a->cols % V == 0 && hk_rows_aligned16(a->dy, a->dy_stride, V) &&
+               hk_rows_aligned16(a->z, a->z_stride, V) && hk_rows_aligned16(a->dx, a->dx_stride, V) &&
+               hk_aligned16(a->gamma) && hk_rows_aligned16(a->dz_extra, a->dz_extra_stride, V) &&
+               hk_rows_aligned16(a->dresidual, a->dresidual_stride, V);
     hk_cdna_launch *L = &out[0];
     memset(out, 0, 2 * sizeof *out);
     int rpb;
@@ -236,7 +235,7 @@ static int64_t view_bytes(int64_t rows, int64_t cols, int64_t ld, int64_t size) 
 static bool gemm_aligned(const void *p, int64_t ld, int64_t contiguous_extent, int64_t size)
 {
     const int64_t v = 16 / size;
-    return aligned16(p) && ld % v == 0 && contiguous_extent % v == 0;
+    return hk_aligned16(p) && ld % v == 0 && contiguous_extent % v == 0;
 }
 
 
@@ -326,8 +325,8 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
     p->group_m = GEMM_GROUP_M;
     p->xcds = ctx->xcds > 1 ? (int)ctx->xcds : 1;
     p->d_type = out_type;
-    p->vec_c = a->c && aligned16(a->c) && a->ldc % 4 == 0;
-    p->vec_d = aligned16(a->d) && a->ldd % 4 == 0;
+    p->vec_c = a->c && hk_aligned16(a->c) && a->ldc % 4 == 0;
+    p->vec_d = hk_aligned16(a->d) && a->ldd % 4 == 0;
     p->alpha = a->alpha * a->scale_a * a->scale_b;
     p->beta = a->beta;
     return 1;
