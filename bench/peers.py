@@ -76,16 +76,8 @@ class Bench:
             return
         if impl == 'libhk' and self.args.env:
             # libhk once per value of the variable (read by the library at each call), in two alternating rounds
-            name, values = self.args.env.split('=', 1)
-            saved = os.environ.get(name)
             for _ in range(2):
-                for v in values.split(','):
-                    os.environ[name] = v
-                    self._timed_row(grp, shape, f'libhk {v}', fn, bytes, flops)
-            if saved is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = saved
+                self.each_env(lambda tag: self._timed_row(grp, shape, f'libhk{tag}', fn, bytes, flops))
             return
         self._timed_row(grp, shape, impl, fn, bytes, flops)
 
@@ -109,6 +101,21 @@ class Bench:
             text = f"{r['tflops']:.1f} TFLOP/s"
         print(f'  {grp:8s} {shape:24s} {impl:14s} {ms * 1e3:9.1f} us  {text}', flush=True)
         self.rows.append(r)
+
+    def each_env(self, fn):
+        """fn(tag) once per value of --env NAME=v1,v2 with NAME set to it (tag ' v1', ...), else fn('') once."""
+        if not self.args.env:
+            fn('')
+            return
+        name, values = self.args.env.split('=', 1)
+        saved = os.environ.get(name)
+        for v in values.split(','):
+            os.environ[name] = v
+            fn(f' {v}')
+        if saved is None:
+            os.environ.pop(name)
+        else:
+            os.environ[name] = saved
 
     def check(self, grp, shape, what, err, limit):
         ok = err <= limit and not math.isnan(err)
@@ -177,9 +184,13 @@ def bench_rotary(b):
         def run_hk(i):
             b.lib.check(b.lib.lib.hk_rotary(b.ctx, args[i % sets]), 'hk_rotary')
 
-        run_hk(0)
-        torch.cuda.synchronize()
-        b.check('rotary', shape, 'out vs fp32 eager', rel_err(outs[0], rope_torch(xs[0], cos, sin)), 1e-2)
+        def check_hk(tag):
+            outs[0].fill_(float('nan'))
+            run_hk(0)
+            torch.cuda.synchronize()
+            b.check('rotary', shape, 'out vs fp32 eager' + tag, rel_err(outs[0], rope_torch(xs[0], cos, sin)), 1e-2)
+
+        b.each_env(check_hk)
         b.row('rotary', shape, 'libhk', run_hk, bytes=nbytes)
         b.row('rotary', shape, 'torch.compile', lambda i: rope_c(xs[i % sets], cos, sin), bytes=nbytes)
         b.row('rotary', shape, 'torch eager', lambda i: rope_torch(xs[i % sets], cos, sin), bytes=nbytes)
@@ -269,37 +280,49 @@ def bench_ln_bwd(b):
                                  dresidual=dres[s].data_ptr(), dgamma=dgamma.data_ptr(), dbeta=dbeta.data_ptr(),
                                  dropout_p=LN_P, seed=1234, offset=s, stream=b.stream)
                for s in range(sets)]
-        size = hk.c_size_t()
-        b.lib.check(b.lib.lib.hk_ln_fused_bwd_workspace_size(b.ctx, bwd[0], hk.ctypes.byref(size)), 'workspace_size')
-        ws = torch.empty(max(size.value, 1), device=b.dev, dtype=torch.uint8)
+        sizes = []  # the plan (and its workspace) may differ per --env value
+
+        def ask(tag):
+            size = hk.c_size_t()
+            b.lib.check(b.lib.lib.hk_ln_fused_bwd_workspace_size(b.ctx, bwd[0], hk.ctypes.byref(size)), 'workspace_size')
+            sizes.append(size.value)
+
+        b.each_env(ask)
+        ws = torch.empty(max(max(sizes), 1), device=b.dev, dtype=torch.uint8)
         for a in bwd:
-            a.workspace, a.workspace_size = ws.data_ptr(), size.value
+            a.workspace, a.workspace_size = ws.data_ptr(), max(sizes)
 
         def run_hk(i):
             b.lib.check(b.lib.lib.hk_ln_fused_bwd(b.ctx, bwd[i % sets]), 'hk_ln_fused_bwd')
 
-        run_hk(0)
-        torch.cuda.synchronize()
         # Reference: autograd of LN in fp32 on libhk's own z; the mask is the forward's (z - residual != 0).
         zf = t.z[0].float().requires_grad_(True)
         wf = t.w.float().requires_grad_(True)
         bf = t.bias.float().requires_grad_(True)
         yref = F.layer_norm(zf, (D,), wf, bf, 1e-5)
         dz, dw, db = torch.autograd.grad(yref, (zf, wf, bf), dys[0].float())
-        # dx is dresidual scaled where the mask keeps, else 0 (the mask bits themselves: tests/test_ln.c)
-        kept = dxs[0] != 0
-        b.check('ln_bwd', shape, 'dresidual', rel_err(dres[0], dz), 1e-2)
-        b.check('ln_bwd', shape, 'dx vs dresidual / (1-p) where kept',
-                rel_err(dxs[0], torch.where(kept, dres[0].float() / (1 - LN_P), 0.0)), 1e-2)
-        b.check('ln_bwd', shape, '|kept fraction of dx - (1-p)|', abs(kept.float().mean().item() - (1 - LN_P)), 2e-3)
-        b.check('ln_bwd', shape, 'dgamma', rel_err(dgamma, dw), 1e-3)
-        b.check('ln_bwd', shape, 'dbeta', rel_err(dbeta, db), 1e-3)
-        first = dgamma.clone()
-        run_hk(0)
-        torch.cuda.synchronize()
-        b.check('ln_bwd', shape, 'dgamma run-to-run difference', (dgamma - first).abs().max().item(), 0.0)
+
+        def check_hk(tag):
+            for buf in (dxs[0], dres[0], dgamma, dbeta):
+                buf.fill_(float('nan'))
+            run_hk(0)
+            torch.cuda.synchronize()
+            # dx is dresidual scaled where the mask keeps, else 0 (the mask bits themselves: tests/test_ln.c)
+            kept = dxs[0] != 0
+            b.check('ln_bwd', shape, 'dresidual' + tag, rel_err(dres[0], dz), 1e-2)
+            b.check('ln_bwd', shape, 'dx vs dresidual / (1-p) where kept' + tag,
+                    rel_err(dxs[0], torch.where(kept, dres[0].float() / (1 - LN_P), 0.0)), 1e-2)
+            b.check('ln_bwd', shape, '|kept fraction of dx - (1-p)|' + tag, abs(kept.float().mean().item() - (1 - LN_P)), 2e-3)
+            b.check('ln_bwd', shape, 'dgamma' + tag, rel_err(dgamma, dw), 1e-3)
+            b.check('ln_bwd', shape, 'dbeta' + tag, rel_err(dbeta, db), 1e-3)
+            first = dgamma.clone()
+            run_hk(0)
+            torch.cuda.synchronize()
+            b.check('ln_bwd', shape, 'dgamma run-to-run difference' + tag, (dgamma - first).abs().max().item(), 0.0)
+
+        b.each_env(check_hk)
         b.row('ln_bwd', shape, 'libhk', run_hk, bytes=nbytes)
-        del zf, wf, bf, yref, dz, dw, db, kept
+        del zf, wf, bf, yref, dz, dw, db
 
         # Peers: the backward of their own forward graph (dx, dresidual, dgamma, dbeta), retained for repeats.
         for impl, fn in () if b.args.libhk_only else (('torch.compile', ln_c), ('torch eager', ln_torch)):

@@ -17,38 +17,45 @@ typedef struct rot_case {
     int64_t offset;
     int pos_ids;
     int64_t pad; /* padding elements after each head, row and batch of x (out gets pad + 8) */
+    int64_t row_pad; /* padding after each token row and batch only, heads packed (out gets row_pad + 8) */
 } rot_case;
 
 static const rot_case cases[] = {
-    {"half", TH_ALL, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0},
-    {"interleaved", TH_ALL, BF, 2, 64, 4, 64, 64, 1, 0, 0, 0, 0, 0},
-    {"half_default_rotary_dim_d128", TH_ALL, BF, 1, 32, 2, 128, 0, 0, 0, 0, 0, 0, 0},
-    {"half_partial_32_of_64", TH_ALL, BF, 2, 48, 3, 64, 32, 0, 0, 0, 0, 0, 0},
-    {"interleaved_partial_16_of_128", TH_ALL, BF, 1, 40, 2, 128, 16, 1, 0, 0, 0, 0, 0},
-    {"half_offset", TH_ALL, BF, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0},
-    {"interleaved_position_ids", TH_ALL, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0},
-    {"half_position_ids_partial", TH_ALL, BF, 2, 32, 4, 128, 64, 0, 0, 0, 0, 1, 0},
-    {"half_inverse", TH_ALL, BF, 2, 32, 2, 64, 64, 0, 1, 0, 7, 0, 0},
-    {"interleaved_inverse_position_ids", TH_ALL, BF, 2, 32, 2, 64, 48, 1, 1, 0, 0, 1, 0},
-    {"half_in_place", TH_ALL, BF, 2, 32, 4, 64, 64, 0, 0, 1, 3, 0, 0},
-    {"interleaved_in_place_partial_inverse", TH_ALL, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0},
-    {"half_strided", TH_ALL, BF, 2, 32, 3, 64, 64, 0, 0, 0, 5, 0, 8},
-    {"interleaved_strided_in_place", TH_ALL, BF, 2, 32, 3, 64, 32, 1, 0, 1, 0, 1, 16},
-    {"half_f16", TH_ALL, F16, 2, 32, 2, 64, 64, 0, 0, 0, 0, 0, 0},
-    {"interleaved_f32", TH_ALL, F32, 2, 32, 2, 64, 64, 1, 0, 0, 9, 0, 0},
-    {"half_f32_partial_inverse", TH_ALL, F32, 1, 16, 2, 32, 16, 0, 1, 0, 0, 1, 0},
-    {"seqlen_1", TH_ALL, BF, 1, 1, 1, 64, 64, 0, 0, 0, 0, 0, 0},
-    {"odd_head_dim_7_rotary_6", TH_ALL, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0},
-    {"odd_head_dim_7_interleaved_in_place", TH_ALL, F32, 1, 7, 1, 7, 4, 1, 0, 1, 2, 0, 0},
-    {"odd_strides", TH_NOT_EMU, BF, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3},
-    {"long_1000", TH_NOT_EMU, BF, 1, 1000, 8, 128, 128, 0, 0, 0, 0, 0, 0},
-    {"long_1000_heads_127", TH_NOT_EMU, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8},
+    {"half", TH_ALL, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0},
+    {"interleaved", TH_ALL, BF, 2, 64, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0},
+    {"half_default_rotary_dim_d128", TH_ALL, BF, 1, 32, 2, 128, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"half_partial_32_of_64", TH_ALL, BF, 2, 48, 3, 64, 32, 0, 0, 0, 0, 0, 0, 0},
+    {"interleaved_partial_16_of_128", TH_ALL, BF, 1, 40, 2, 128, 16, 1, 0, 0, 0, 0, 0, 0},
+    {"half_offset", TH_ALL, BF, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0, 0},
+    {"interleaved_position_ids", TH_ALL, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0, 0},
+    {"half_position_ids_partial", TH_ALL, BF, 2, 32, 4, 128, 64, 0, 0, 0, 0, 1, 0, 0},
+    {"half_inverse", TH_ALL, BF, 2, 32, 2, 64, 64, 0, 1, 0, 7, 0, 0, 0},
+    {"interleaved_inverse_position_ids", TH_ALL, BF, 2, 32, 2, 64, 48, 1, 1, 0, 0, 1, 0, 0},
+    {"half_in_place", TH_ALL, BF, 2, 32, 4, 64, 64, 0, 0, 1, 3, 0, 0, 0},
+    {"interleaved_in_place_partial_inverse", TH_ALL, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0, 0},
+    {"half_strided", TH_ALL, BF, 2, 32, 3, 64, 64, 0, 0, 0, 5, 0, 8, 0},
+    {"interleaved_strided_in_place", TH_ALL, BF, 2, 32, 3, 64, 32, 1, 0, 1, 0, 1, 16, 0},
+    {"half_f16", TH_ALL, F16, 2, 32, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0},
+    {"interleaved_f32", TH_ALL, F32, 2, 32, 2, 64, 64, 1, 0, 0, 9, 0, 0, 0},
+    {"half_f32_partial_inverse", TH_ALL, F32, 1, 16, 2, 32, 16, 0, 1, 0, 0, 1, 0, 0},
+    {"seqlen_1", TH_ALL, BF, 1, 1, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0},
+    {"odd_head_dim_7_rotary_6", TH_ALL, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0, 0},
+    {"odd_head_dim_7_interleaved_in_place", TH_ALL, F32, 1, 7, 1, 7, 4, 1, 0, 1, 2, 0, 0, 0},
+    {"odd_strides", TH_NOT_EMU, BF, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3, 0},
+    {"long_1000", TH_NOT_EMU, BF, 1, 1000, 8, 128, 128, 0, 0, 0, 0, 0, 0, 0},
+    {"long_1000_heads_127", TH_NOT_EMU, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8, 0},
+    /* packed heads, padded token rows: whole-row copies (the CUDA bulk kernels) with gaps between rows */
+    {"packed_heads_padded_rows", TH_NOT_EMU, BF, 3, 100, 4, 64, 64, 0, 0, 0, 0, 1, 0, 24},
+    {"packed_heads_padded_rows_partial_f32", TH_NOT_EMU, F32, 2, 50, 3, 64, 32, 1, 1, 0, 4, 0, 0, 12},
+    /* many tiles per persistent CTA: every shared-memory stage is reused several times */
+    {"many_tiles_f16_interleaved", TH_GPU, F16, 8, 8192, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0},
+    {"many_tiles_in_place", TH_GPU, BF, 1, 65536, 4, 64, 64, 0, 1, 1, 0, 1, 0, 0},
 };
 
-static th_tensor layout(const rot_case *r, int64_t pad, int64_t stride[3])
+static th_tensor layout(const rot_case *r, int64_t pad, int64_t row_pad, int64_t stride[3])
 {
-    int64_t sh = r->d + pad, ss = r->heads * sh + pad, sb = r->seqlen * ss + pad;
-    if (pad == 0) {
+    int64_t sh = r->d + pad, ss = r->heads * sh + pad + row_pad, sb = r->seqlen * ss + pad + row_pad;
+    if (pad == 0 && row_pad == 0) {
         stride[0] = stride[1] = stride[2] = 0;
     } else {
         stride[0] = sb;
@@ -90,8 +97,8 @@ static void run_case(const th_ctx *c, const void *param)
     args.heads = r->heads;
     args.head_dim = r->d;
     args.rotary_dim = r->rotary_dim;
-    th_tensor xt = layout(r, r->pad, args.x_stride);
-    th_tensor ot = r->in_place ? xt : layout(r, r->pad ? r->pad + 8 : 0, args.out_stride);
+    th_tensor xt = layout(r, r->pad, r->row_pad, args.x_stride);
+    th_tensor ot = r->in_place ? xt : layout(r, r->pad ? r->pad + 8 : 0, r->row_pad ? r->row_pad + 8 : 0, args.out_stride);
     args.x = th_dev_tensor(c, &xt, x);
     if (r->in_place) {
         args.out = (void *)args.x;

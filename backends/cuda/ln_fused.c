@@ -6,17 +6,19 @@
 
 #include "hopper/ln_fused.h"
 
+
 typedef struct hk_ln_config {
-    int tpr, nv, min_blocks; /* min_blocks: the backward's resident blocks per SM */
+    int tpr, nv;
+    int min_blocks, stages; /* the backward's resident blocks per SM and staged rows (0: prefetch form) */
     const char *kernel;
 } hk_ln_config;
 
-#define HK_FWD_ENTRY_bf16(TPR, NV) {TPR, NV, 0, "hk_ln_fwd_bf16_t" #TPR "_n" #NV},
-#define HK_FWD_ENTRY_f16(TPR, NV) {TPR, NV, 0, "hk_ln_fwd_f16_t" #TPR "_n" #NV},
-#define HK_FWD_ENTRY_f32(TPR, NV) {TPR, NV, 0, "hk_ln_fwd_f32_t" #TPR "_n" #NV},
-#define HK_BWD_ENTRY_bf16(TPR, NV, MINB) {TPR, NV, MINB, "hk_ln_bwd_bf16_t" #TPR "_n" #NV},
-#define HK_BWD_ENTRY_f16(TPR, NV, MINB) {TPR, NV, MINB, "hk_ln_bwd_f16_t" #TPR "_n" #NV},
-#define HK_BWD_ENTRY_f32(TPR, NV, MINB) {TPR, NV, MINB, "hk_ln_bwd_f32_t" #TPR "_n" #NV},
+#define HK_FWD_ENTRY_bf16(TPR, NV) {TPR, NV, 0, 0, "hk_ln_fwd_bf16_t" #TPR "_n" #NV},
+#define HK_FWD_ENTRY_f16(TPR, NV) {TPR, NV, 0, 0, "hk_ln_fwd_f16_t" #TPR "_n" #NV},
+#define HK_FWD_ENTRY_f32(TPR, NV) {TPR, NV, 0, 0, "hk_ln_fwd_f32_t" #TPR "_n" #NV},
+#define HK_BWD_ENTRY_bf16(TPR, NV, MINB, STAGES) {TPR, NV, MINB, STAGES, "hk_ln_bwd_bf16_t" #TPR "_n" #NV},
+#define HK_BWD_ENTRY_f16(TPR, NV, MINB, STAGES) {TPR, NV, MINB, STAGES, "hk_ln_bwd_f16_t" #TPR "_n" #NV},
+#define HK_BWD_ENTRY_f32(TPR, NV, MINB, STAGES) {TPR, NV, MINB, STAGES, "hk_ln_bwd_f32_t" #TPR "_n" #NV},
 
 static const hk_ln_config hk_ln_fwd_bf16[] = {HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_ENTRY_bf16)};
 static const hk_ln_config hk_ln_fwd_f16[] = {HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_ENTRY_f16)};
@@ -24,7 +26,6 @@ static const hk_ln_config hk_ln_fwd_f32[] = {HK_LN_FWD_CONFIGS_4BYTE(HK_FWD_ENTR
 static const hk_ln_config hk_ln_bwd_bf16[] = {HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_ENTRY_bf16)};
 static const hk_ln_config hk_ln_bwd_f16[] = {HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_ENTRY_f16)};
 static const hk_ln_config hk_ln_bwd_f32[] = {HK_LN_BWD_CONFIGS_4BYTE(HK_BWD_ENTRY_f32)};
-
 #define HK_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 typedef struct hk_ln_table {
@@ -151,10 +152,16 @@ HK_INTERNAL const hk_variant hk_cuda_ln_fused = {
 /* ---------------------------------------------------------------- backward */
 
 typedef struct hk_ln_bwd_plan {
-    const char *kernel;
+    const char *kernel; /* static storage: hk_gpu_launch's kernel cache keeps the pointer */
     unsigned grid, block;
+    int stages;           /* staged form: rows staged per segment */
+    unsigned shared;      /* and their dynamic shared memory */
     bool dgamma, dbeta; /* partial arrays in the workspace, in this order */
 } hk_ln_bwd_plan;
+
+/* Shared memory a block may stage rows in, with min_blocks of them resident per SM beside their static
+ * shared memory (at most ~8 KiB: the dgamma/dbeta segment sums). */
+#define HK_LN_BWD_STAGE_BUDGET(min_blocks) (200u * 1024u / (unsigned)(min_blocks) - 8448u)
 
 /* The plan depends only on the shape, the pointers' alignment and the device, so workspace() and run()
  * agree, and the partial sums (hence dgamma/dbeta) are the same on every call. */
@@ -170,8 +177,15 @@ static hk_ln_bwd_plan hk_ln_bwd_plan_of(const hk_context *ctx, const hk_ln_fused
     hk_ln_bwd_plan plan = {.kernel = t->bwd_any, .block = HK_LN_ANY_BLOCK};
     int64_t groups = a->rows, blocks = ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM;
     if (cfg) {
-        plan.kernel = cfg->kernel;
         plan.block = hk_ln_block(cfg->tpr);
+        plan.kernel = cfg->kernel;
+        if (cfg->stages > 0) {
+            const unsigned stage = HK_LN_BWD_STAGE_BYTES(plan.block, (unsigned)cfg->nv, a->dz_extra ? 3u : 2u);
+            unsigned stages = HK_LN_BWD_STAGE_BUDGET(cfg->min_blocks) / stage;
+            stages = stages < 1 ? 1 : stages > (unsigned)cfg->stages ? (unsigned)cfg->stages : stages;
+            plan.stages = (int)stages;
+            plan.shared = stages * stage;
+        }
         const int64_t rows_per_block = plan.block / cfg->tpr;
         groups = (a->rows + rows_per_block - 1) / rows_per_block;
         blocks = ctx->multiprocessors * cfg->min_blocks;
@@ -228,10 +242,11 @@ static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
         .dropout = a->dropout_p > 0.0f,
         .rms = a->norm == HK_NORM_RMS,
         .param_f32 = a->param_type == HK_DTYPE_F32,
+        .stages = plan.stages,
     };
     const unsigned grid[3] = {plan.grid, 1, 1}, block[3] = {plan.block, 1, 1};
     void *params[] = {&p};
-    hk_status st = hk_gpu_launch(ctx, plan.kernel, grid, block, 0, a->stream, params);
+    hk_status st = hk_gpu_launch(ctx, plan.kernel, grid, block, plan.shared, a->stream, params);
     if (st != HK_OK || !(plan.dgamma || plan.dbeta))
         return st;
 

@@ -329,28 +329,94 @@ HK_DEV void bwd_parts(const hk_ln_bwd_params &p, const int64_t (&col)[NV], const
     }
 }
 
-// Persistent: each block strides over groups of kRows rows and loads the next group's row before working on
-// the current one, so a row's reductions never leave the SM without loads in flight. Pass 1 keeps xhat and
-// dy * gamma in fp32 for pass 2 (no recomputation), which then costs two FMAs per element before the mask.
-template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params &p)
+// One row segment of the backward from its raw vectors (dy(k), z(k), ex(k): vector k of the segment): pass 1
+// keeps xhat and dy * gamma in fp32 and sums them over the row, pass 2 costs two FMAs per element before the
+// mask (no recomputation); dgamma/dbeta accumulate in the thread's registers.
+template <typename T, int TPR, int NV, typename DY, typename Z, typename EX>
+HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], float mean, float rstd_row,
+                        DY dy, Z z, EX ex, float (&dg)[NV][16 / sizeof(T)], float (&db)[NV][16 / sizeof(T)],
+                        float *scratch)
+{
+    constexpr int V = 16 / sizeof(T);
+    const bool active = row < p.rows;
+    bool in[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        in[k] = active && col[k] < p.cols;
+    // xhat = z * rstd - mean * rstd: one FMA
+    const float rstd = active ? rstd_row : 0.0f, shift = active && !p.rms ? -mean * rstd_row : 0.0f;
+
+    float xh[NV][V], gg[NV][V];
+    float sums[2] = {0.0f, 0.0f}; // sum(dy * gamma * xhat), sum(dy * gamma)
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        if (!in[k]) {
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                xh[k][i] = gg[k][i] = 0.0f;
+            continue;
+        }
+        float d[V], zf[V], gam[V];
+        unpack(dy(k), d);
+        unpack(z(k), zf);
+        load_params<T>(p.gamma, col[k], p.param_f32, gam);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            xh[k][i] = fmaf(zf[i], rstd, shift);
+            gg[k][i] = d[i] * gam[i];
+            dg[k][i] = fmaf(d[i], xh[k][i], dg[k][i]);
+            db[k][i] += d[i];
+            sums[0] = fmaf(gg[k][i], xh[k][i], sums[0]);
+            sums[1] += gg[k][i];
+        }
+    }
+    segment_sum<TPR>(sums, scratch);
+    // dz = rstd * (gg - mean(gg) - xhat * mean(gg * xhat)) = gg * rstd + b + xhat * a
+    const float inv_cols = 1.0f / (float)p.cols;
+    const float a = -rstd * (sums[0] * inv_cols), b = p.rms ? 0.0f : -rstd * (sums[1] * inv_cols);
+
+    T *dx = static_cast<T *>(p.dx) + row * p.dx_stride;
+    T *dres = static_cast<T *>(p.dresidual) + row * p.dresidual_stride;
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        if (!in[k])
+            continue;
+        float dz[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            dz[i] = fmaf(xh[k][i], a, fmaf(gg[k][i], rstd, b));
+        if (p.dz_extra) {
+            float e[V];
+            unpack(ex(k), e);
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                dz[i] += e[i];
+        }
+        if (p.dresidual)
+            store_vec(dres + col[k], pack<T>(dz), cache_stream{});
+        if (p.dropout)
+            dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
+        store_vec(dx + col[k], pack<T>(dz), cache_stream{});
+    }
+}
+
+// Both persistent forms below stride each block over groups of kRows rows (one row per segment) and keep the
+// next rows' loads in flight while a row is reduced; they differ in where those rows wait.
+
+// Prefetch form: the next group's row waits in registers. Best where a thread holds few vectors of a row
+// (narrow rows, 3 blocks per SM; bench/NOTES.md run 6).
+template <typename T, int TPR, int NV> HK_DEV void ln_bwd_prefetch(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
     constexpr int kRows = kBlock / TPR;
     __shared__ float scratch[2 * kBlock / kWarpLanes];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR;
-    const float inv_cols = 1.0f / (float)p.cols;
-
     int64_t col[NV];
 #pragma unroll
     for (int k = 0; k < NV; ++k)
         col[k] = (int64_t)(k * TPR + s) * V;
-    float dg[NV][V], db[NV][V];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-            dg[k][i] = db[k][i] = 0.0f;
+    float dg[NV][V] = {}, db[NV][V] = {};
 
     const int64_t groups = (p.rows + kRows - 1) / kRows;
     bwd_row<T, NV> cur;
@@ -360,68 +426,64 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd(const hk_ln_bwd_params
         bwd_row<T, NV> next;
         if (g + gridDim.x < groups)
             bwd_load(p, (g + gridDim.x) * kRows + seg, col, next);
-        const int64_t row = g * kRows + seg;
-        const bool active = row < p.rows;
-        bool in[NV];
-#pragma unroll
-        for (int k = 0; k < NV; ++k)
-            in[k] = active && col[k] < p.cols;
-        // xhat = z * rstd - mean * rstd: one FMA
-        const float rstd = active ? cur.rstd : 0.0f, shift = active ? -cur.mean * cur.rstd : 0.0f;
-
-        float xh[NV][V], gg[NV][V];
-        float sums[2] = {0.0f, 0.0f}; // sum(dy * gamma * xhat), sum(dy * gamma)
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            if (!in[k]) {
-#pragma unroll
-                for (int i = 0; i < V; ++i)
-                    xh[k][i] = gg[k][i] = 0.0f;
-                continue;
-            }
-            float d[V], zf[V], gam[V];
-            unpack(cur.dy[k], d);
-            unpack(cur.z[k], zf);
-            load_params<T>(p.gamma, col[k], p.param_f32, gam);
-#pragma unroll
-            for (int i = 0; i < V; ++i) {
-                xh[k][i] = fmaf(zf[i], rstd, shift);
-                gg[k][i] = d[i] * gam[i];
-                dg[k][i] = fmaf(d[i], xh[k][i], dg[k][i]);
-                db[k][i] += d[i];
-                sums[0] = fmaf(gg[k][i], xh[k][i], sums[0]);
-                sums[1] += gg[k][i];
-            }
-        }
-        segment_sum<TPR>(sums, scratch);
-        // dz = rstd * (gg - mean(gg) - xhat * mean(gg * xhat)) = gg * rstd + b + xhat * a
-        const float a = -rstd * (sums[0] * inv_cols), b = p.rms ? 0.0f : -rstd * (sums[1] * inv_cols);
-
-        T *dx = static_cast<T *>(p.dx) + row * p.dx_stride;
-        T *dres = static_cast<T *>(p.dresidual) + row * p.dresidual_stride;
-#pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            if (!in[k])
-                continue;
-            float dz[V];
-#pragma unroll
-            for (int i = 0; i < V; ++i)
-                dz[i] = fmaf(xh[k][i], a, fmaf(gg[k][i], rstd, b));
-            if (p.dz_extra) {
-                float e[V];
-                unpack(cur.ex[k], e);
-#pragma unroll
-                for (int i = 0; i < V; ++i)
-                    dz[i] += e[i];
-            }
-            if (p.dresidual)
-                store_vec(dres + col[k], pack<T>(dz), cache_stream{});
-            if (p.dropout)
-                dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold,
-                               p.dropout_scale);
-            store_vec(dx + col[k], pack<T>(dz), cache_stream{});
-        }
+        bwd_segment<T, TPR, NV>(
+            p, g * kRows + seg, col, cur.mean, cur.rstd, [&](int k) { return cur.dy[k]; },
+            [&](int k) { return cur.z[k]; }, [&](int k) { return cur.ex[k]; }, dg, db, scratch);
         cur = next;
+    }
+    bwd_parts<T, TPR, NV>(p, col, dg, db);
+}
+
+// Staged form: each thread copies its own vectors of the rows ahead into dynamic shared memory with cp.async
+// (p.stages - 1 rows in flight, no registers held for them, no barrier: a thread reads back only what it
+// copied). Best for wide rows, whose register-held next row would cost occupancy.
+template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd_params &p)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
+    constexpr int kRows = kBlock / TPR;
+    using row_vec = vec<T, V>;
+    __shared__ float scratch[2 * kBlock / kWarpLanes];
+    // [stage][load: dy, z, dz_extra][k][thread] vectors, then [stage][mean, rstd][thread] floats
+    extern __shared__ uint4 stage[];
+    const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR, tid = (int)threadIdx.x;
+    const int loads = p.dz_extra ? 3 : 2, stages = p.stages;
+    float *stats = reinterpret_cast<float *>(stage + stages * loads * NV * kBlock);
+    int64_t col[NV];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        col[k] = (int64_t)(k * TPR + s) * V;
+    float dg[NV][V] = {}, db[NV][V] = {};
+
+    const int64_t groups = (p.rows + kRows - 1) / kRows;
+    // Copies group g's row of this segment into stage st; one commit group per call, empty past the end.
+    auto issue = [&](int64_t g, int st) {
+        const int64_t row = g * kRows + seg;
+        if (g < groups && row < p.rows) {
+            const T *src[3] = {static_cast<const T *>(p.dy) + row * p.dy_stride,
+                               static_cast<const T *>(p.z) + row * p.z_stride,
+                               static_cast<const T *>(p.dz_extra) + row * p.dz_extra_stride};
+            for (int l = 0; l < loads; ++l)
+#pragma unroll
+                for (int k = 0; k < NV; ++k)
+                    if (col[k] < p.cols)
+                        copy_async16(stage + ((st * loads + l) * NV + k) * kBlock + tid, src[l] + col[k]);
+            copy_async4(stats + (2 * st) * kBlock + tid, p.rms ? p.rstd + row : p.mean + row);
+            copy_async4(stats + (2 * st + 1) * kBlock + tid, p.rstd + row);
+        }
+        copy_async_commit();
+    };
+    for (int j = 0; j + 1 < stages; ++j)
+        issue((int64_t)blockIdx.x + (int64_t)j * gridDim.x, j);
+    int st = 0;
+    for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        issue(g + (int64_t)(stages - 1) * gridDim.x, st == 0 ? stages - 1 : st - 1); // the stage freed last round
+        copy_async_wait(stages - 1);
+        const uint4 *in = stage + (st * loads * NV) * kBlock + tid;
+        auto staged = [&](int l) { return [=](int k) { return *reinterpret_cast<const row_vec *>(in + (l * NV + k) * kBlock); }; };
+        bwd_segment<T, TPR, NV>(p, g * kRows + seg, col, stats[(2 * st) * kBlock + tid],
+                                stats[(2 * st + 1) * kBlock + tid], staged(0), staged(1), staged(2), dg, db, scratch);
+        st = st + 1 == stages ? 0 : st + 1;
     }
     bwd_parts<T, TPR, NV>(p, col, dg, db);
 }
@@ -489,12 +551,15 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
         ln_fwd<T, TPR, NV>(p);                                                                                 \
     }
 // The backward's persistent grid is sized for MINB resident blocks per SM, so its kernels also promise the
-// compiler that occupancy (a register cap), which HK_KERNEL cannot say.
-#define HK_LN_BWD(T, NAME, TPR, NV, MINB)                                                                      \
+// compiler that occupancy (a register cap), which HK_KERNEL cannot say. STAGES 0: the prefetch form, else staged.
+#define HK_LN_BWD(T, NAME, TPR, NV, MINB, STAGES)                                                              \
     extern "C" __global__ void __launch_bounds__(HK_LN_BLOCK(TPR), MINB)                                      \
         hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_bwd_params p)                                            \
     {                                                                                                          \
-        ln_bwd<T, TPR, NV>(p);                                                                                 \
+        if constexpr (STAGES == 0)                                                                             \
+            ln_bwd_prefetch<T, TPR, NV>(p);                                                                    \
+        else                                                                                                   \
+            ln_bwd_staged<T, TPR, NV>(p);                                                                      \
     }
 #define HK_LN_ANY(T, NAME)                                                                                     \
     HK_KERNEL(hk_ln_fwd_##NAME##_any, hk_ln_fwd_params, HK_LN_ANY_BLOCK) { ln_fwd_any<T>(p); }                 \
@@ -503,9 +568,9 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
 #define HK_FWD_BF16(TPR, NV) HK_LN_FWD(bf16, bf16, TPR, NV)
 #define HK_FWD_F16(TPR, NV) HK_LN_FWD(f16, f16, TPR, NV)
 #define HK_FWD_F32(TPR, NV) HK_LN_FWD(float, f32, TPR, NV)
-#define HK_BWD_BF16(TPR, NV, MINB) HK_LN_BWD(bf16, bf16, TPR, NV, MINB)
-#define HK_BWD_F16(TPR, NV, MINB) HK_LN_BWD(f16, f16, TPR, NV, MINB)
-#define HK_BWD_F32(TPR, NV, MINB) HK_LN_BWD(float, f32, TPR, NV, MINB)
+#define HK_BWD_BF16(TPR, NV, MINB, STAGES) HK_LN_BWD(bf16, bf16, TPR, NV, MINB, STAGES)
+#define HK_BWD_F16(TPR, NV, MINB, STAGES) HK_LN_BWD(f16, f16, TPR, NV, MINB, STAGES)
+#define HK_BWD_F32(TPR, NV, MINB, STAGES) HK_LN_BWD(float, f32, TPR, NV, MINB, STAGES)
 HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_BF16)
 HK_LN_FWD_CONFIGS_2BYTE(HK_FWD_F16)
 HK_LN_FWD_CONFIGS_4BYTE(HK_FWD_F32)

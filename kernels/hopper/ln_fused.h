@@ -16,13 +16,21 @@
 #define HK_LN_FWD_CONFIGS_2BYTE(X) X(32, 1) X(32, 2) X(32, 4) X(64, 4) X(128, 4) X(256, 4) X(512, 4) X(1024, 4)
 #define HK_LN_FWD_CONFIGS_4BYTE(X) X(32, 2) X(32, 4) X(64, 4) X(128, 4) X(256, 4) X(512, 4) X(1024, 4)
 /* The backward also keeps dgamma/dbeta partials in registers, so it holds fewer vectors per thread. Its grid
- * is persistent: X(TPR, NV, MINB) is built for MINB resident blocks per SM (__launch_bounds__), and the host
- * launches multiprocessors * MINB blocks. */
+ * is persistent: X(TPR, NV, MINB, STAGES) is built for MINB resident blocks per SM (__launch_bounds__), and the
+ * host launches multiprocessors * MINB blocks. STAGES 0: the next row waits in registers (prefetch form); else
+ * the rows ahead wait in up to STAGES shared-memory stages (staged form), which the wide rows prefer
+ * (bench/NOTES.md run 6: D4096 t256_n2 staged 71% of copy vs 65% for t512_n1 prefetch; D1024 prefetch 72%
+ * vs 57% staged). */
 #define HK_LN_BWD_CONFIGS_2BYTE(X) \
-    X(32, 1, 3) X(64, 1, 3) X(128, 1, 3) X(256, 1, 3) X(512, 1, 1) X(512, 2, 1) X(1024, 2, 1)
+    X(32, 1, 3, 0) X(64, 1, 3, 0) X(128, 1, 3, 0) X(256, 1, 3, 0) X(256, 2, 2, 2) X(512, 2, 1, 2) X(1024, 2, 1, 2)
 #define HK_LN_BWD_CONFIGS_4BYTE(X) \
-    X(32, 2, 3) X(64, 2, 3) X(128, 2, 3) X(256, 2, 3) X(512, 2, 1) X(512, 4, 1) X(1024, 4, 1)
+    X(32, 2, 3, 0) X(64, 2, 3, 0) X(128, 2, 3, 0) X(256, 2, 3, 0) X(512, 2, 1, 2) X(512, 4, 1, 2) X(1024, 4, 1, 0)
 #define HK_LN_MIN_BLOCK 256
+/* The staged form's stages (the current row and the ones in flight) are HK_LN_BWD_STAGE_BYTES(block, nv, loads)
+ * each (loads: 2 vectors per element, 3 with dz_extra; plus mean and rstd per thread); the kernel waits with
+ * cp.async.wait_group, so at most 4. */
+#define HK_LN_BWD_MAX_STAGES 4
+#define HK_LN_BWD_STAGE_BYTES(block, nv, loads) ((block) * ((loads) * (nv) * 16 + 8))
 
 typedef struct hk_ln_fwd_params {
     const void *x, *residual, *gamma, *beta; /* residual, beta may be NULL */
@@ -52,6 +60,7 @@ typedef struct hk_ln_bwd_params {
     int32_t dropout;
     int32_t rms;
     int32_t param_f32;
+    int32_t stages; /* staged form: rows staged per segment, 1 .. HK_LN_BWD_MAX_STAGES (dynamic shared memory) */
 } hk_ln_bwd_params;
 
 /* Sums the partials in index order: dgamma[c] = sum_b dgamma_part[b][c] (dbeta likewise). */

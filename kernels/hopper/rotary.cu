@@ -32,11 +32,12 @@ struct rot_place {
     int64_t b, t;
 };
 
-template <int H> HK_DEV rot_place locate(const hk_rotary_params &p, int64_t u)
+// I: the index type of the split, uint32_t when every unit index fits (three 32-bit divisions, not 64-bit ones).
+template <int H, typename I> HK_DEV rot_place locate(const hk_rotary_params &p, I u)
 {
-    const int per_head = p.chunks + p.copy_chunks;
-    const int64_t rest = u / per_head, token = rest / p.head_groups;
-    return {(int)(u % per_head), (int)(rest % p.head_groups) * H, token / p.seqlen, token % p.seqlen};
+    const I per_head = (I)(p.chunks + p.copy_chunks), groups = (I)p.head_groups, seqlen = (I)p.seqlen;
+    const I rest = u / per_head, token = rest / groups, b = token / seqlen;
+    return {(int)(u - rest * per_head), (int)(rest - token * groups) * H, (int64_t)b, (int64_t)(token - b * seqlen)};
 }
 
 // V = elements per vector access (16 bytes, or 1 on the scalar path). HALF pairs (i, i + half) with i in
@@ -51,10 +52,47 @@ template <int V, bool Interleaved> HK_DEV int second_of(const hk_rotary_params &
     return Interleaved ? 2 * c * V + V : c * V + p.half;
 }
 
-template <typename T, int V, bool Interleaved, int H>
-HK_DEV void rot_load(const hk_rotary_params &p, int64_t u, rot_unit<T, V, H> &d)
+// Rotates one chunk: a and b hold its two vectors (HALF: features cV.. and half + cV..; INTERLEAVED: the 2V
+// contiguous features), cs/sn the chunk's V frequencies; fp32 math.
+template <bool Interleaved, typename T, int V>
+HK_DEV void rotate(vec<T, V> &a, vec<T, V> &b, const float (&cs)[V], const float (&sn)[V], float sign)
 {
-    const rot_place w = locate<H>(p, u);
+    float f[2 * V], fa[V], fb[V];
+    unpack(a, fa);
+    unpack(b, fb);
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+        f[i] = fa[i];
+        f[V + i] = fb[i];
+    }
+    float r[2 * V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) { // pair i of the chunk uses frequency cV + i
+        const int i1 = Interleaved ? 2 * i : i, i2 = Interleaved ? 2 * i + 1 : V + i;
+        const float s = sign * sn[i];
+        r[i1] = f[i1] * cs[i] - f[i2] * s;
+        r[i2] = f[i2] * cs[i] + f[i1] * s;
+    }
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+        fa[i] = r[i];
+        fb[i] = r[V + i];
+    }
+    a = pack<T>(fa);
+    b = pack<T>(fb);
+}
+
+// cos and sin of chunk c of token t of batch b.
+template <int V> HK_DEV void load_angles(const hk_rotary_params &p, int64_t b, int64_t t, int c, float (&cs)[V], float (&sn)[V])
+{
+    const int64_t row = table_row(p, b, t) * p.half + (int64_t)c * V;
+    load_floats(p.cos + row, cs, cache_constant{});
+    load_floats(p.sin + row, sn, cache_constant{});
+}
+
+template <typename T, int V, bool Interleaved, int H>
+HK_DEV void rot_load(const hk_rotary_params &p, const rot_place &w, rot_unit<T, V, H> &d)
+{
     const T *x = static_cast<const T *>(p.x) + w.b * p.x_stride[0] + w.t * p.x_stride[1];
     const int e1 = first_of<V, Interleaved>(p, w.c), e2 = second_of<V, Interleaved>(p, w.c);
     const bool rotate = w.c < p.chunks;
@@ -68,10 +106,11 @@ HK_DEV void rot_load(const hk_rotary_params &p, int64_t u, rot_unit<T, V, H> &d)
     }
 }
 
+// cs, sn: the chunk's angles (unused for pass-through chunks).
 template <typename T, int V, bool Interleaved, int H>
-HK_DEV void rot_store(const hk_rotary_params &p, int64_t u, const rot_unit<T, V, H> &d)
+HK_DEV void rot_store(const hk_rotary_params &p, const rot_place &w, const rot_unit<T, V, H> &d, const float (&cs)[V],
+                      const float (&sn)[V])
 {
-    const rot_place w = locate<H>(p, u);
     T *out = static_cast<T *>(p.out) + w.b * p.out_stride[0] + w.t * p.out_stride[1];
     const int e1 = first_of<V, Interleaved>(p, w.c), e2 = second_of<V, Interleaved>(p, w.c);
     if (w.c >= p.chunks) {
@@ -81,51 +120,32 @@ HK_DEV void rot_store(const hk_rotary_params &p, int64_t u, const rot_unit<T, V,
                 store_vec(out + (w.h0 + j) * p.out_stride[2] + e1, d.a[j], cache_stream{});
         return;
     }
-    float cs[V], sn[V];
-    const int64_t row = table_row(p, w.b, w.t) * p.half + (int64_t)w.c * V;
-    load_floats(p.cos + row, cs, cache_constant{});
-    load_floats(p.sin + row, sn, cache_constant{});
 #pragma unroll
     for (int j = 0; j < H; ++j) {
         if (w.h0 + j >= p.heads)
             continue;
-        float f[2 * V]; // features in order: HALF a then b; INTERLEAVED the 2V contiguous ones
-        float fa[V], fb[V];
-        unpack(d.a[j], fa);
-        unpack(d.b[j], fb);
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            f[i] = fa[i];
-            f[V + i] = fb[i];
-        }
-        float r[2 * V];
-#pragma unroll
-        for (int i = 0; i < V; ++i) { // pair i of the chunk uses frequency cV + i
-            const int i1 = Interleaved ? 2 * i : i, i2 = Interleaved ? 2 * i + 1 : V + i;
-            const float s = p.sign * sn[i];
-            r[i1] = f[i1] * cs[i] - f[i2] * s;
-            r[i2] = f[i2] * cs[i] + f[i1] * s;
-        }
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            fa[i] = r[i];
-            fb[i] = r[V + i];
-        }
-        store_vec(out + (w.h0 + j) * p.out_stride[2] + e1, pack<T>(fa), cache_stream{});
-        store_vec(out + (w.h0 + j) * p.out_stride[2] + e2, pack<T>(fb), cache_stream{});
+        vec<T, V> a = d.a[j], b = d.b[j];
+        rotate<Interleaved>(a, b, cs, sn, p.sign);
+        store_vec(out + (w.h0 + j) * p.out_stride[2] + e1, a, cache_stream{});
+        store_vec(out + (w.h0 + j) * p.out_stride[2] + e2, b, cache_stream{});
     }
 }
 
-// One unit per thread: every load of the unit's heads is issued before the first use.
+// One unit per thread: the unit is located once (32-bit divisions where the grid allows), its cos/sin loads
+// (L2 hits) go out first, then every load of its heads, all before the first use.
 template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotary_params &p)
 {
     constexpr int H = HK_ROTARY_HEADS_PER_THREAD;
     const int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= p.units)
         return;
+    const rot_place w = p.units <= (int64_t)UINT32_MAX ? locate<H>(p, (uint32_t)u) : locate<H>(p, u);
+    float cs[V], sn[V];
+    if (w.c < p.chunks)
+        load_angles(p, w.b, w.t, w.c, cs, sn);
     rot_unit<T, V, H> d;
-    rot_load<T, V, Interleaved>(p, u, d);
-    rot_store<T, V, Interleaved>(p, u, d);
+    rot_load<T, V, Interleaved>(p, w, d);
+    rot_store<T, V, Interleaved>(p, w, d, cs, sn);
 }
 
 } // namespace

@@ -96,6 +96,33 @@ template <int N> HK_DEV void load_floats(const float *p, float (&out)[N], cache_
     }
 }
 
+/* Asynchronous global -> shared copies (cp.async): loads stay in flight without holding registers. A thread
+ * that reads back only what it staged itself needs no barrier, only its own wait. 16 bytes bypass L1 (.cg);
+ * 4 bytes go through it (.ca, the only 4-byte form). Copies issued since the last commit form one group. */
+HK_DEV void copy_async16(void *smem, const void *gmem)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint32_t)__cvta_generic_to_shared(smem)),
+                 "l"(gmem)
+                 : "memory");
+}
+HK_DEV void copy_async4(void *smem, const void *gmem)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"((uint32_t)__cvta_generic_to_shared(smem)),
+                 "l"(gmem)
+                 : "memory");
+}
+HK_DEV void copy_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/* Waits until at most `pending` (0 .. 3, uniform) of this thread's newest groups are still in flight. */
+HK_DEV void copy_async_wait(int pending)
+{
+    switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    }
+}
+
 } // namespace hk
 
 #endif

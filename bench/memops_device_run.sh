@@ -1,0 +1,57 @@
+#!/bin/bash
+# One device call for the memory-bound Hopper ops (rotary, dropout+residual+LayerNorm fwd/bwd) on an H200:
+# build libhk there (nvcc, no clang: AMD objects off), the GPU op tests under each tuning environment asked
+# for, memcheck and racecheck over the defaults, then one bench/peers.py process per argument (each string
+# is one invocation's arguments, e.g. "--only rotary --env HK_CUDA_TUNE_ROTARY=thread,bulk:32:1").
+#   carry: .carry (libcmocka0 and libcmocka-dev .debs)
+#   TEST_ENVS="A=x;B=y C=z": extra test passes, one per ';'-separated set of assignments
+#   SANITIZERS="memcheck racecheck" (default; empty: none); NO_TESTS=1 skips the op tests
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-/tmp/hk-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+B=/tmp/hk-build
+summary=()
+mkdir -p /tmp/cm
+for f in .carry/*.deb; do dpkg -x "$f" /tmp/cm; done
+export PKG_CONFIG_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=/tmp/cm
+export LD_LIBRARY_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv
+  rm -rf $B
+  meson setup $B --buildtype=release -Damd_kernels=disabled && ninja -C $B
+} > "$OUT/build.log" 2>&1
+rc=$?
+summary+=("build rc=$rc")
+if [ $rc != 0 ]; then tail -40 "$OUT/build.log"; printf '%s\n' "${summary[@]}"; exit 1; fi
+
+gpu_tests="rotary ln_fused cuda_wide"
+IFS=';' read -ra envs <<< "${TEST_ENVS:-}"
+: > "$OUT/test.log"
+[ -n "${NO_TESTS:-}" ] && envs=() && summary+=("tests skipped (NO_TESTS)")
+for e in ${NO_TESTS:+} "" "${envs[@]}"; do
+  [ -n "${NO_TESTS:-}" ] && break
+  env $e HK_TEST_CONTEXTS=cuda/sm_90a timeout 120 meson test -C $B --print-errorlogs $gpu_tests >> "$OUT/test.log" 2>&1
+  rc=$?
+  summary+=("meson test [$e] rc=$rc")
+done
+for tool in ${SANITIZERS-memcheck racecheck}; do
+  HK_TEST_CONTEXTS=cuda/sm_90a timeout 120 meson test -C $B --print-errorlogs --timeout-multiplier 20 \
+    --wrapper "compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20" $gpu_tests >> "$OUT/test.log" 2>&1
+  summary+=("compute-sanitizer $tool rc=$?")
+done
+
+i=0
+for a in "$@"; do
+  i=$((i + 1))
+  echo "=== peers.py $a" >> "$OUT/peers.log"
+  # shellcheck disable=SC2086
+  timeout 240 python3 bench/peers.py --lib $B/libhk.so --out /tmp/peers$i $a >> "$OUT/peers.log" 2>&1
+  summary+=("peers.py [$a] rc=$?")
+  cp /tmp/peers$i/peers.json "$OUT/peers$i.json" 2>/dev/null
+done
+
+grep -E "FAIL|ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT/test.log" | head -20
+grep -E "^===|^  (copy|rotary|ln_)|FAIL|Error" "$OUT/peers.log"
+printf '%s\n' "${summary[@]}"
