@@ -67,6 +67,16 @@ HK_DEV float inv_sqrt(float x) { return 1.0f / sqrtf(x); } // IEEE, as the CPU r
 // ---------------------------------------------------------------- forward, register-resident
 
 // The raw inputs of one row segment.
+// in[k]: vector k of this thread's segment lies in the matrix; returns whether the row does.
+template <int NV> HK_DEV bool row_mask(int64_t rows, int64_t cols, int64_t row, const int64_t (&col)[NV], bool (&in)[NV])
+{
+    const bool active = row < rows;
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        in[k] = active && col[k] < cols;
+    return active;
+}
+
 template <typename T, int NV> struct fwd_row {
     vec<T, 16 / sizeof(T)> x[NV], r[NV];
 };
@@ -95,11 +105,8 @@ HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&
                         float *scratch)
 {
     constexpr int V = 16 / sizeof(T);
-    const bool active = row < p.rows;
     bool in[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-        in[k] = active && col[k] < p.cols;
+    const bool active = row_mask(p.rows, p.cols, row, col, in);
 
     float z[NV][V];
 #pragma unroll
@@ -338,11 +345,8 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
                         float *scratch)
 {
     constexpr int V = 16 / sizeof(T);
-    const bool active = row < p.rows;
     bool in[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-        in[k] = active && col[k] < p.cols;
+    const bool active = row_mask(p.rows, p.cols, row, col, in);
     // xhat = z * rstd - mean * rstd: one FMA
     const float rstd = active ? rstd_row : 0.0f, shift = active && !p.rms ? -mean * rstd_row : 0.0f;
 
