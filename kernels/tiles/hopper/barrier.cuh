@@ -118,7 +118,12 @@ __device__ __forceinline__ int warpgroup_index()
     return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
 }
 
-/* Sync `threads` threads on hardware barrier `id` (1..15; 0 is __syncthreads). */
+/* Every thread of the CTA (hardware barrier 0); orders shared memory among them. */
+__device__ __forceinline__ void cta_sync() { __syncthreads(); }
+/* Reconverge the warp (after one lane ran a role alone). */
+__device__ __forceinline__ void warp_sync() { __syncwarp(); }
+
+/* Sync `threads` threads on hardware barrier `id` (1..15; 0 is cta_sync). */
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads)
 {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
