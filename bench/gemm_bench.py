@@ -59,8 +59,10 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
 
 
 # HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c: a gemm.h shape id, ':2' splits K over the cluster)
-def tunes(m):
-    return ['sk2:2', 'sw16', 'sw64'] if m <= 64 else ['p256', 'p192', 'sk2:1', 'sk2:2']
+def tunes(m, n, k):
+    if m <= 64:
+        return ['sk2:2', 'sw16', 'sw64']
+    return ['p256', 'p192', 'sk2:1', 'm64', 'mc64'] if m * n * k <= 2 ** 31 else ['p256', 'p192']
 
 
 def tuned(run, tune):
@@ -130,10 +132,10 @@ def bench_gemm(b):
         run = hk_gemm_fn(b, a, w, out)
         contenders = [('libhk', run), ('torch.matmul', lambda i: torch.matmul(a, w.T))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in tunes(m)]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)]
         alternate(b, 'gemm', shape + ' bf16', contenders, 2.0 * m * n * k)
         ref = torch.matmul(a, w.T)
-        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in tunes(m)] if b.args.sweep else []):
+        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)] if b.args.sweep else []):
             out.fill_(float('nan'))
             fn()
             torch.cuda.synchronize()
