@@ -62,7 +62,7 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
 def tunes(m, n, k):
     if m <= 64:
         return ['sk2:2', 'sw16', 'sw64']
-    return ['p256', 'p192', 'sk2:1', 'm64', 'mc64'] if m * n * k <= 2 ** 31 else ['p256', 'p192']
+    return ['p256', 'p192', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p256', 'p192']
 
 
 def tuned(run, tune):

@@ -43,7 +43,7 @@ typedef void (*kern_t)(CUtensorMap, CUtensorMap, CUtensorMap, gemm_params);
  * [layout nn, nt, tn, tt][out bf16, f32, f16] and e4m3 nt [bf16, f32]; nullptr where not built. */
 struct shape_info {
     const char *name;
-    int bm, bn, cluster, persist, swap, mcast;
+    int bm, bn, cluster, persist, swap;
     unsigned smem;
     kern_t bf16[4][3], e4m3[2];
 };
@@ -52,19 +52,18 @@ struct shape_info {
     {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), HK_KB(hk_gemm_sm90_bf16_tn_, suffix), \
      HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
 #define HK_SHAPE_1(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
-#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)                                        \
-    {#id, bm, bn, cluster, persist, swap, mcast, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), HK_SHAPE_##swap(id, suffix), \
+#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap)                                               \
+    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), HK_SHAPE_##swap(id, suffix),    \
      {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}},
-/* experiments: X(id, bm, bn, stages, cluster, swap, mcast), one tile per CTA */
-#define HK_EXPERIMENTS(X) X(XM64C1, 64, 128, 8, 1, 0, 0)
-#define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap, mcast)                                                   \
-    using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap, mcast>;                      \
-    HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_XATTR_##cluster)
-#define HK_XATTR_1
-#define HK_XATTR_2 __cluster_dims__(2, 1, 1)
+/* experiments: X(id, bm, bn, stages, cluster, swap), one tile per CTA; none at present (bench/NOTES.md lists
+ * those measured and dropped) */
+#define HK_EXPERIMENTS(X)
+#define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap)                                                          \
+    using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap>;                             \
+    HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
 HK_EXPERIMENTS(HK_EXP_KERNEL)
-#define HK_EXP(id, bm, bn, stages, cluster, swap, mcast)                                                          \
-    {#id, bm, bn, cluster, 0, swap, mcast, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
+#define HK_EXP(id, bm, bn, stages, cluster, swap)                                                                 \
+    {#id, bm, bn, cluster, 0, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
 static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
 #define HK_ID(id, ...) id,
 enum shape_id { HK_GEMM_SHAPES(HK_ID) HK_EXPERIMENTS(HK_ID) NSHAPES };
@@ -83,7 +82,7 @@ static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
-    if (!s.persist && !s.mcast) r += " s" + std::to_string(c.split);
+    if (s.cluster == 2) r += " s" + std::to_string(c.split);
     return r + (c.direct ? " reg" : "");
 }
 
@@ -101,9 +100,8 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in)
     }
     const int64_t tiles_m = cdiv(m, 128);
     if (2 * tiles_m * cdiv(n, 256) <= num_sms) {
-        const int64_t tiles64 = cdiv(m, 64) * cdiv(n, 128);
-        if (tiles64 <= num_sms) {
-            c.shape = 2 * tiles64 > num_sms ? M64 : MC64;
+        if (cdiv(m, 64) * cdiv(n, 128) <= num_sms) {
+            c.shape = M64;
             return c;
         }
         c.shape = SK2;
@@ -161,10 +159,6 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     } else if (sh.swap) {
         ma = operand_map(q.b, q.in, q.ldb, q.n, q.k, !q.tb, sh.bm);
         mb = operand_map(q.a, q.in, q.lda, q.m, q.k, false, sh.bn);
-    } else if (sh.mcast) { /* each CTA of a pair loads half of A */
-        const uint32_t bk = 128 / dsize(q.in);
-        ma = q.ta ? make_map(q.a, q.in, q.m, q.k, q.lda, 64, bk / 2) : make_map(q.a, q.in, q.k, q.m, q.lda, bk, sh.bm / 2);
-        mb = operand_map(q.b, q.in, q.ldb, q.n, q.k, !q.tb, sh.bn);
     } else {
         ma = operand_map(q.a, q.in, q.lda, q.m, q.k, q.ta, sh.bm);
         mb = operand_map(q.b, q.in, q.ldb, q.n, q.k, !q.tb, sh.bn);
@@ -178,15 +172,14 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
-    p.split = sh.persist || sh.mcast ? 1 : c.split;
+    p.split = sh.cluster == 2 ? c.split : 1;
     static std::vector<kern_t> attr_done;
     if (std::find(attr_done.begin(), attr_done.end(), k) == attr_done.end()) {
         CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sh.smem));
         attr_done.push_back(k);
     }
-    const int tiles_m = (km + sh.bm - 1) / sh.bm, tiles_n = (kn + sh.bn - 1) / sh.bn, tiles = tiles_m * tiles_n;
-    const int grid = sh.persist ? std::min(tiles, num_sms) : sh.mcast ? 2 * tiles_m * ((tiles_n + 1) / 2)
-                   : sh.cluster * ((tiles * p.split + sh.cluster - 1) / sh.cluster);
+    const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
+    const int grid = sh.persist ? std::min(tiles, num_sms) : sh.cluster * ((tiles * p.split + sh.cluster - 1) / sh.cluster);
     k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, p);
     return true;
 }
@@ -518,7 +511,7 @@ int main(int argc, char **argv)
     const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
 
     for (int sh = 0; sh < NSHAPES; ++sh) {
-        if (all_shapes[sh].persist || all_shapes[sh].cluster == 1) continue;
+        if (all_shapes[sh].cluster == 1) continue;
         kern_t k = pick(BF16, false, true, BF16, sh);
         CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, all_shapes[sh].smem));
         cudaLaunchConfig_t lc = {};
@@ -534,7 +527,7 @@ int main(int argc, char **argv)
     std::vector<cfg_t> modes;
     for (int sh = 0; sh < NSHAPES; ++sh) {
         modes.push_back({sh, 1, 8, 0});
-        if (!all_shapes[sh].persist && !all_shapes[sh].mcast && all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
+        if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
     }
     if (!bench_only) {
         const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8},
@@ -544,7 +537,7 @@ int main(int argc, char **argv)
             for (cfg_t md : modes) {
                 md.direct = direct;
                 /* the register epilogue: once per kind of work split (swapped shapes always use it) */
-                if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P192 || md.shape == MC64)) continue;
+                if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P192)) continue;
                 cur = md;
                 for (auto &s : shapes)
                     for (int l = 0; l < 4; ++l)
@@ -588,15 +581,16 @@ int main(int argc, char **argv)
     CKB(cublasSetWorkspace(blas, lt_ws, lt_ws_bytes)); /* never allocates inside a graph capture */
     auto def = [](int m, int n, int k, dt in = BF16) { return default_cfg(m, n, k, false, in); };
     const cfg_t p256{P256, 1, 8, 0}, sk1{SK2, 1, 8, 0}, sk2{SK2, 2, 8, 0};
-    const cfg_t m64{M64, 1, 8, 0}, mc64{MC64, 1, 8, 0}, xm64c1{XM64C1, 1, 8, 0};
+    const cfg_t m64{M64, 1, 8, 0};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
-        for (int s : {512, 1024}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s), xm64c1}, 0);
+        for (int m : {16, 64, 128}) bench(m, 8192, 8192, BF16, false, true, blas, 1, {def(m, 8192, 8192)}, 0);
+        for (int s : {512, 1024, 3072}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
     }
     /* small and skinny first (the card is coolest): the default and close candidates, host overhead out (graphs) */
-    for (int s : {512, 768, 1024}) bench(s, s, s, BF16, false, true, blas, 15, {m64, mc64, xm64c1, def(s, s, s)}, 20);
+    for (int s : {512, 768, 1024}) bench(s, s, s, BF16, false, true, blas, 15, {sk1, def(s, s, s)}, 20);
     bench(1536, 1536, 1536, BF16, false, true, blas, 15, {p256, def(1536, 1536, 1536)}, 20);
-    for (int m : {128, 256}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk1, sk2, xm64c1, def(m, 8192, 8192)}, 20);
+    for (int m : {128, 256}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk1, sk2, m64, def(m, 8192, 8192)}, 20);
     for (int m : {16, 32, 64}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk2, def(m, 8192, 8192)}, 20);
     bench(16, 4096, 4096, BF16, false, true, blas, 15, {def(16, 4096, 4096)}, 20);
     bench(16, 28672, 8192, BF16, false, true, blas, 15, {def(16, 28672, 8192)}, 20);

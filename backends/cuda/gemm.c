@@ -11,16 +11,16 @@
 #include <string.h>
 
 /* Launch shapes of gemm.h, indexed by HK_GEMM_<id>. */
-#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, mcast) HK_GEMM_##id,
+#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap) HK_GEMM_##id,
 enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 #undef HK_GEMM_SHAPE_ID
 typedef struct hk_gemm_shape {
     const char *name, *suffix;
-    int bm, bn, cluster, persist, swap, mcast;
+    int bm, bn, cluster, persist, swap;
     unsigned smem;
 } hk_gemm_shape;
-#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)                            \
-    {#id, #suffix, bm, bn, cluster, persist, swap, mcast, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)},
+#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap)                                   \
+    {#id, #suffix, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)},
 static const hk_gemm_shape hk_gemm_shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_INFO)};
 #undef HK_GEMM_SHAPE_INFO
 
@@ -43,8 +43,8 @@ static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* Launch shape by problem size (bench/NOTES.md, run 5+, has the timings behind it). Skinny M (row-major A):
  * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
  * that still fits one wave. Otherwise, while 128 x 256 tiles would leave more than half the SMs idle: 64 x 128
- * tiles when they fit one wave (M64), 64 x 64 tiles with A multicast when even those leave half the SMs idle
- * (MC64), else 128 x 128 tiles, K split when that still fits one wave and leaves each >= 4 k-blocks (SK2).
+ * tiles when they fit one wave (M64), else 128 x 128 tiles, K split when that still fits one wave and leaves
+ * each >= 4 k-blocks (SK2).
  * Otherwise persistent 128 x 256 tiles, or 128 x 192 where their last wave is fuller by enough to pay for the
  * narrower tile. */
 static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, uint32_t box_k, int64_t sms, int32_t *split)
@@ -58,9 +58,8 @@ static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, ui
     }
     const int64_t tiles_m = hk_ceil_div(m, 128);
     if (2 * tiles_m * hk_ceil_div(n, 256) <= sms) {
-        const int64_t tiles64 = hk_ceil_div(m, 64) * hk_ceil_div(n, 128); /* 64 x 128 tiles */
-        if (tiles64 <= sms)
-            return 2 * tiles64 > sms ? HK_GEMM_M64 : HK_GEMM_MC64;
+        if (hk_ceil_div(m, 64) * hk_ceil_div(n, 128) <= sms)
+            return HK_GEMM_M64;
         if (2 * tiles_m * hk_ceil_div(n, 128) <= sms && kblocks >= 8)
             *split = 2;
         return HK_GEMM_SK2;
@@ -83,7 +82,7 @@ static int hk_gemm_forced_shape(int32_t *split)
         while (j < len && tune[j] && (tune[j] | 0x20) == (name[j] | 0x20))
             ++j;
         if (j == len && (tune[j] == 0 || tune[j] == ':')) {
-            *split = tune[j] == ':' && tune[j + 1] == '2' && !hk_gemm_shapes[i].persist && !hk_gemm_shapes[i].mcast ? 2 : 1;
+            *split = tune[j] == ':' && tune[j + 1] == '2' && hk_gemm_shapes[i].cluster == 2 ? 2 : 1;
             return i;
         }
     }
@@ -171,9 +170,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
             (st = hk_gemm_operand_map(&map_b, in_type, a->a, a->lda, ei, a->m, a->k, false, box_k, (uint32_t)sh->bn)))
             return st;
     } else {
-        /* with multicast each CTA of a pair loads half of A: half the K rows (M-contiguous) or half the M rows */
-        if ((st = hk_gemm_operand_map(&map_a, in_type, a->a, a->lda, ei, a->m, a->k, a->trans_a,
-                                      sh->mcast && a->trans_a ? box_k / 2 : box_k, (uint32_t)(sh->mcast ? sh->bm / 2 : sh->bm))) ||
+        if ((st = hk_gemm_operand_map(&map_a, in_type, a->a, a->lda, ei, a->m, a->k, a->trans_a, box_k, (uint32_t)sh->bm)) ||
             (st = hk_gemm_operand_map(&map_b, in_type, a->b, a->ldb, ei, a->n, a->k, !a->trans_b, box_k, (uint32_t)sh->bn)))
             return st;
     }
@@ -203,8 +200,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         map_d = map_a; /* unused */
     }
     const int64_t tiles_m = hk_ceil_div(km, sh->bm), tiles_n = hk_ceil_div(kn, sh->bn), tiles = tiles_m * tiles_n;
-    const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms)
-                         : sh->mcast ? 2 * tiles_m * hk_ceil_div(tiles_n, 2) : 2 * hk_ceil_div(tiles * split, 2);
+    const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms) : sh->cluster * hk_ceil_div(tiles * split, sh->cluster);
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
@@ -216,9 +212,9 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 or 128x192 tiles; 64x128, 64x64 (A "
-                   "multicast in 2-CTA clusters) or 128x128 tiles (K split over a 2-CTA cluster, DSMEM reduction) when "
-                   "tiles are few; skinny M (<= 64, row-major A) as "
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 or 128x192 tiles; 64x128 or 128x128 "
+                   "tiles (K split over a 2-CTA cluster, DSMEM reduction) when tiles are few; skinny M (<= 64, row-major "
+                   "A) as "
                    "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, "
                    "trans_b 1) -> bf16/f32; a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,

@@ -10,7 +10,7 @@
  * hardware) when D's layout allows, else it stores straight from registers with masks.
  *
  * Work per CTA: persistent shapes walk tiles in an L2-friendly grouped order; the others take one tile, and
- * with params.split = 2 the two CTAs of a cluster each take half of K and add their partial accumulators
+ * in clusters of two with params.split = 2 the two CTAs each take half of K and add their partial accumulators
  * through distributed shared memory before one epilogue per column slice. Swapped shapes compute D^T = B^T
  * A^T for skinny M (the host passes the operands and m/n exchanged) and write D transposed. */
 #include "hopper/gemm.h"
@@ -24,21 +24,19 @@ namespace hk::hopper {
 
 using gemm_params = hk_gemm_params;
 
-/* A launch shape of gemm.h, and the shared-memory layout it implies for input type T. */
-template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool MCAST> struct gemm_shape {
+/* A launch shape of gemm.h, and the shared-memory layout it implies (A and B stages of 128-byte rows). */
+template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> struct gemm_shape {
     static constexpr int bm = BM, bn = BN, stages = STAGES, cluster = CLUSTER;
-    static constexpr bool persist = PERSIST, swap = SWAP, mcast = MCAST;
+    static constexpr bool persist = PERSIST, swap = SWAP;
     static constexpr int consumers = BM / 64, threads = HK_GEMM_THREADS(BM);
     static constexpr uint32_t a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
     static constexpr uint32_t epi_bytes = SWAP ? 0 : 2 * 64 * 128; /* per consumer: two store buffers */
     static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, SWAP);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
-    static_assert(!PERSIST || CLUSTER == 1, "persistent CTAs work alone");
-    static_assert(PERSIST ? CLUSTER == 1 : CLUSTER == 2 || (CLUSTER == 1 && !MCAST), "split K and multicast pair the CTAs of a cluster");
-    static_assert(!MCAST || !SWAP, "multicast shares the A of plain shapes");
+    static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
 };
-#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)                            \
-    using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap, mcast>;
+#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap)                                   \
+    using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap>;
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
@@ -199,45 +197,28 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     if (thread() == 0) {
         for (int s = 0; s < stages; ++s) {
             full[s].init(1);
-            empty[s].init(4 * S::consumers * (S::mcast ? 2 : 1)); /* lane 0 of each consumer warp (of both CTAs
-                                                                      when they share A) */
+            empty[s].init(4 * S::consumers); /* lane 0 of each consumer warp */
         }
         fence_barrier_init();
     }
     if constexpr (S::cluster > 1)
-        cluster_sync(); /* the peer's barriers exist before any remote access names them */
+        cluster_sync(); /* both CTAs run, barriers initialised, before either touches the other's memory */
     else
         cta_sync();
 
-    const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, pairs_n = (tiles_n + 1) / 2;
+    const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, count = tiles_m * tiles_n;
     const int kblocks = (p.k + bk - 1) / bk;
-    /* This CTA's work items: first, first + step, ... below count, each a tile over k-blocks [kb0, kb1); with
-     * multicast an item is a pair of horizontally adjacent tiles, this CTA's by rank */
-    int count = tiles_m * tiles_n, first = block_x(), step = grid_dim_x(), split = 1, part = 0;
+    /* This CTA's tiles: first, first + step, ... below count, each over k-blocks [kb0, kb1) */
+    int first = block_x(), step = grid_dim_x(), split = 1, part = 0;
     uint32_t rank = 0;
-    if constexpr (S::mcast) {
-        rank = cluster_ctarank();
-        count = tiles_m * pairs_n;
-        first = block_x() / 2;
-        step = count;
-    } else if constexpr (S::cluster == 2) {
+    if constexpr (S::cluster == 2) {
         rank = cluster_ctarank();
         split = p.split;
         part = rank % split;
         first = block_x() / 2 * (2 / split) + rank / split;
-        step = count;
-    } else if constexpr (!S::persist) {
-        step = count;
     }
+    if constexpr (!S::persist) step = count;
     const int kb0 = part * kblocks / split, kb1 = (part + 1) * kblocks / split;
-    auto tile_of = [&](int t, int &tm, int &tn) {
-        if constexpr (S::mcast) {
-            tm = t / pairs_n;
-            tn = 2 * (t % pairs_n) + rank; /* past tiles_n for the odd last column: loads, computes no tile */
-        } else {
-            gemm_tile(t, tiles_m, tiles_n, p.group_m, tm, tn);
-        }
-    };
 
     if (wg == 0) { /* producer */
         if constexpr (S::consumers == 2) warpgroup_reg_dealloc<40>();
@@ -249,20 +230,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             uint32_t phase = 0;
             for (int t = first; t < count; t += step) {
                 int tm, tn;
-                tile_of(t, tm, tn);
+                gemm_tile(t, tiles_m, tiles_n, p.group_m, tm, tn);
                 for (int kb = kb0; kb < kb1; ++kb) {
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
                     uint8_t *sa = smem + s * S::stage_bytes, *sb = sa + S::a_bytes;
-                    /* MN-major operands come in 64-wide boxes of bk K rows; K-major ones in one box of all rows.
-                     * With multicast each CTA loads its half of A (half the K rows / half the M rows) for both. */
-                    if constexpr (S::mcast && A_MN) {
-                        for (int i = 0; i < bm / 64; ++i)
-                            tma_load_2d_multicast(sa + i * 8192 + rank * 4096, map_a, full[s], tm * bm + 64 * i,
-                                                  kb * bk + rank * bk / 2, 0x3);
-                    } else if constexpr (S::mcast) {
-                        tma_load_2d_multicast(sa + rank * (S::a_bytes / 2), map_a, full[s], kb * bk, tm * bm + rank * bm / 2, 0x3);
-                    } else if constexpr (A_MN) {
+                    /* MN-major operands come in 64-wide boxes of bk K rows; K-major ones in one box of all rows */
+                    if constexpr (A_MN) {
                         for (int i = 0; i < bm / 64; ++i) tma_load_2d(sa + i * 8192, map_a, full[s], tm * bm + 64 * i, kb * bk);
                     } else {
                         tma_load_2d(sa, map_a, full[s], kb * bk, tm * bm);
@@ -277,10 +251,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             }
         }
         warp_sync();
-        /* match the consumers' cluster barriers: the reduction's, or the last one of a multicast pair */
-        if constexpr (S::mcast) cluster_sync();
-        if constexpr (!S::persist) {
-            if (split > 1) {
+        if constexpr (S::cluster == 2) {
+            if (split > 1) { /* match the consumers' cluster barriers of the reduction */
                 cluster_sync();
                 cluster_sync();
             }
@@ -294,13 +266,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     uint8_t *epi = smem + stages * S::stage_bytes + slab * S::epi_bytes;
     const bool arriver = lane() == 0;
     auto release = [&](int st) {
-        if (!arriver) return;
-        if constexpr (S::mcast) {
-            barrier_arrive_remote(empty[st], 0);
-            barrier_arrive_remote(empty[st], 1);
-        } else {
-            empty[st].arrive();
-        }
+        if (arriver) empty[st].arrive();
     };
     acc_t acc;
     int s = 0;
@@ -308,8 +274,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     int tm = 0, tn = 0;
     bool live = false;
     for (int t = first; t < count; t += step) {
-        tile_of(t, tm, tn);
-        live = tm * bm + slab * 64 < p.m && tn < tiles_n;
+        gemm_tile(t, tiles_m, tiles_n, p.group_m, tm, tn);
+        live = tm * bm + slab * 64 < p.m;
         if (!live) { /* rows past m: pass the stages through */
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
@@ -342,10 +308,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     if constexpr (!S::persist) {
         /* split K: the two CTAs of the tile each finish one half of its columns */
         int r0 = 0, r1 = acc_t::regs;
-        if (split > 1) {
-            r0 = part * (acc_t::regs / 2);
-            r1 = r0 + acc_t::regs / 2;
-            gemm_splitk_reduce<bn, 128 * S::consumers>(acc, smem, live, rank ^ 1, r0, r1);
+        if constexpr (S::cluster == 2) {
+            if (split > 1) {
+                r0 = part * (acc_t::regs / 2);
+                r1 = r0 + acc_t::regs / 2;
+                gemm_splitk_reduce<bn, 128 * S::consumers>(acc, smem, live, rank ^ 1, r0, r1);
+            }
         }
         if (live) {
             if constexpr (S::swap)
@@ -357,7 +325,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         }
     }
     if (p.tma_store && thread() % 128 == 0) tma_store_wait_all();
-    if constexpr (S::mcast) cluster_sync(); /* the peer may still multicast into or arrive on this CTA */
 }
 
 } // namespace hk::hopper
@@ -374,35 +341,34 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     }
 /* (trans_a, trans_b) -> kernel operand layouts: A_MN = trans_a, B_MN = !trans_b; swapped: A_MN = !trans_b,
  * B_MN = trans_a */
-#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)                                        \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f32##suffix, __nv_bfloat16, float, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f16##suffix, __nv_bfloat16, __half, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f32##suffix, __nv_bfloat16, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f16##suffix, __nv_bfloat16, __half, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_f32##suffix, __nv_bfloat16, float, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)   \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_f16##suffix, __nv_bfloat16, __half, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_f32##suffix, __nv_bfloat16, float, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_f16##suffix, __nv_bfloat16, __half, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)
-#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)                                      \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f32##suffix, __nv_bfloat16, float, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f16##suffix, __nv_bfloat16, __half, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f32##suffix, __nv_bfloat16, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f16##suffix, __nv_bfloat16, __half, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##persist)
-/* split-K shapes launch as clusters of two */
-#define HK_GEMM_ATTR_0 __cluster_dims__(2, 1, 1)
+#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap)                                        \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f32##suffix, __nv_bfloat16, float, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f16##suffix, __nv_bfloat16, __half, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f32##suffix, __nv_bfloat16, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f16##suffix, __nv_bfloat16, __half, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_f32##suffix, __nv_bfloat16, float, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)   \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_f16##suffix, __nv_bfloat16, __half, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_f32##suffix, __nv_bfloat16, float, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_f16##suffix, __nv_bfloat16, __half, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)
+#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap)                                      \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f32##suffix, __nv_bfloat16, float, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f16##suffix, __nv_bfloat16, __half, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f32##suffix, __nv_bfloat16, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f16##suffix, __nv_bfloat16, __half, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_ATTR_1
-#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)                                       \
-    HK_GEMM_FAMILY_##swap(id, suffix, bm, bn, stages, cluster, persist, swap, mcast)
+#define HK_GEMM_ATTR_2 __cluster_dims__(2, 1, 1)
+#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap)                                       \
+    HK_GEMM_FAMILY_##swap(id, suffix, bm, bn, stages, cluster, persist, swap)
 #define HK_GEMM_FAMILY_0 HK_GEMM_PLAIN
 #define HK_GEMM_FAMILY_1 HK_GEMM_SWAPPED
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

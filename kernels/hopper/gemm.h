@@ -13,30 +13,27 @@
 #define HK_GEMM_GROUP_M 8 /* tile rows per L2 group of the persistent walk */
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
- * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, A multicast.
+ * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands.
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
  *  P192  the same with 128 x 192 tiles, for tile counts that fill the last wave of 256-wide tiles badly;
  *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
  *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
  *        workspace). For problems with fewer tiles than SMs;
- *  M64   the same with 64 x 128 tiles and one consumer warpgroup: twice the CTAs for small problems;
- *  MC64  one 64 x 64 tile per CTA, the two CTAs of a cluster on horizontally adjacent tiles: each loads half
- *        of the A k-block they share and multicasts it to both (a quarter less L2 -> SM traffic); for the
- *        smallest problems, where more CTAs and fewer bytes per CTA shorten the critical path; no K split;
+ *  M64   one 64 x 128 tile per CTA, one consumer warpgroup, no cluster (a cluster launch cost ~10% at these
+ *        sizes): small problems, twice the CTAs of 128-row tiles;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK2, D written transposed from registers.
- * Grid: P*: min(tiles, SMs); MC64: 2 * tile rows * ceil(tile columns / 2); others: 2 * ceil(tiles * split / 2).
- * Tiles count in the kernel's own (swapped) m x n. */
+ * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
+ * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
-    X(P256, , 128, 256, 4, 1, 1, 0, 0)                                                                          \
-    X(P192, _n192, 128, 192, 4, 1, 1, 0, 0)                                                                     \
-    X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
-    X(M64, _m64, 64, 128, 8, 2, 0, 0, 0)                                                                        \
-    X(MC64, _mc64, 64, 64, 12, 2, 0, 0, 1)                                                                      \
-    X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0)                                                                      \
-    X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0)                                                                      \
-    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)
+    X(P256, , 128, 256, 4, 1, 1, 0)                                                                             \
+    X(P192, _n192, 128, 192, 4, 1, 1, 0)                                                                        \
+    X(SK2, _sk2, 128, 128, 6, 2, 0, 0)                                                                          \
+    X(M64, _m64, 64, 128, 8, 1, 0, 0)                                                                           \
+    X(SW16, _sw16, 64, 16, 16, 2, 0, 1)                                                                         \
+    X(SW32, _sw32, 64, 32, 14, 2, 0, 1)                                                                         \
+    X(SW64, _sw64, 64, 64, 12, 2, 0, 1)
 
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
 #define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
@@ -49,7 +46,7 @@ typedef struct hk_gemm_params {
     int32_t group_m;   /* tile rows per L2 group */
     int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): store through map_d */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
-    int32_t split;     /* non-persistent kernels: CTAs per tile splitting K (1 or 2); others ignore it */
+    int32_t split;     /* kernels in clusters of 2: CTAs per tile splitting K (1 or 2); others ignore it */
     int32_t pad_;
     void *d;
     const void *c;     /* read only when beta != 0; may alias d */
