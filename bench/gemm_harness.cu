@@ -100,7 +100,8 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in)
     }
     const int64_t tiles_m = cdiv(m, 128);
     if (2 * tiles_m * cdiv(n, 256) <= num_sms) {
-        if (cdiv(m, 64) * cdiv(n, 128) <= num_sms) {
+        const int64_t tiles64 = cdiv(m, 64) * cdiv(n, 128);
+        if (tiles64 <= num_sms && (2 * tiles64 > num_sms || kblocks < 32)) {
             c.shape = M64;
             return c;
         }

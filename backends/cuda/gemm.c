@@ -43,8 +43,8 @@ static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* Launch shape by problem size (bench/NOTES.md, run 5+, has the timings behind it). Skinny M (row-major A):
  * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
  * that still fits one wave. Otherwise, while 128 x 256 tiles would leave more than half the SMs idle: 64 x 128
- * tiles when they fit one wave (M64), else 128 x 128 tiles, K split when that still fits one wave and leaves
- * each >= 4 k-blocks (SK2).
+ * tiles when they fit one wave and fill half of it or K is short (M64), else 128 x 128 tiles, K split when that
+ * still fits one wave and leaves each >= 4 k-blocks (SK2: long K over few tiles streams faster split).
  * Otherwise persistent 128 x 256 tiles, or 128 x 192 where their last wave is fuller by enough to pay for the
  * narrower tile. */
 static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, uint32_t box_k, int64_t sms, int32_t *split)
@@ -58,7 +58,8 @@ static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, ui
     }
     const int64_t tiles_m = hk_ceil_div(m, 128);
     if (2 * tiles_m * hk_ceil_div(n, 256) <= sms) {
-        if (hk_ceil_div(m, 64) * hk_ceil_div(n, 128) <= sms)
+        const int64_t tiles64 = hk_ceil_div(m, 64) * hk_ceil_div(n, 128);
+        if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32))
             return HK_GEMM_M64;
         if (2 * tiles_m * hk_ceil_div(n, 128) <= sms && kblocks >= 8)
             *split = 2;
