@@ -58,7 +58,11 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
     return run
 
 
-TUNES = ['p1', 'mc2', 'sk1', 'sk2']  # HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c)
+# HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c: a gemm.h shape id, ':2' splits K over the cluster)
+def tunes(m, n, k):
+    if m <= 64:
+        return ['sk2:2', 'sw16', 'sw64']
+    return ['p256', 'p192', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p256', 'p192']
 
 
 def tuned(run, tune):
@@ -118,7 +122,8 @@ def bench_gemm(b):
     b.check('gemm', f'{m}x{n}x784 e4m3 nt', 'scales', rel_err(d8, ref), 1e-2)
 
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192), (8192, 8192, 28672),
-              (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (16, 8192, 8192), (128, 8192, 8192)]
+              (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072), (16, 8192, 8192),
+              (64, 8192, 8192), (128, 8192, 8192)]
     for (m, n, k) in shapes:
         shape = f'{m}x{n}x{k}'
         a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
@@ -127,10 +132,10 @@ def bench_gemm(b):
         run = hk_gemm_fn(b, a, w, out)
         contenders = [('libhk', run), ('torch.matmul', lambda i: torch.matmul(a, w.T))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in TUNES]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)]
         alternate(b, 'gemm', shape + ' bf16', contenders, 2.0 * m * n * k)
         ref = torch.matmul(a, w.T)
-        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in TUNES] if b.args.sweep else []):
+        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)] if b.args.sweep else []):
             out.fill_(float('nan'))
             fn()
             torch.cuda.synchronize()
@@ -147,7 +152,7 @@ def bench_gemm(b):
         contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p1', 'mc2')]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p256', 'p192')]
         alternate(b, 'gemm', shape + ' e4m3', contenders, 2.0 * s ** 3)
         del a, w, out
 

@@ -1,8 +1,9 @@
 #!/bin/sh
-# One device call for the Hopper GEMM: SASS facts, correctness of every launch shape, timing vs cuBLAS
-# (harness table), then libhk through ctypes vs torch (bench/gemm_bench.py --sweep) when a library is carried.
-# Carry .carry/gemm (gemm_harness built here with the nvcc line in bench/gemm_harness.cu, libhk.so.1 from
-# a build here); a harness that does not start there is rebuilt with that machine's nvcc.
+# One device call for the Hopper GEMM: SASS facts, correctness of every launch shape, ncu profiles of the
+# default kernels against cuBLAS's (PROFILE=1), timing vs cuBLAS (harness table), then libhk through ctypes vs
+# torch (bench/gemm_bench.py --sweep) when a library is carried (LIBHK=1).
+# Carry .carry/gemm (gemm_harness built with the nvcc line in bench/gemm_harness.cu, libhk.so.1 from a build
+# here); a harness that does not start there is rebuilt with that machine's nvcc.
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp}
 H=.carry/gemm/gemm_harness
@@ -14,17 +15,28 @@ if ! $H probe; then
     -lcublas -lcublasLt -lcuda -o $H || exit 1
 fi
 cuobjdump --dump-sass $H > /tmp/sass.txt 2>&1
-awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++} /MEMBAR/{b[f]++} END{for (k in g) if (k ~ /hk_gemm/) printf "sass %-32s gmma=%d ldl/stl=%d membar=%d\n", k, g[k], l[k]+0, b[k]+0}' /tmp/sass.txt | sort > $OUT/sass_summary.txt
-wc -l < $OUT/sass_summary.txt; awk '{print $3, $4, $5}' $OUT/sass_summary.txt | sort | uniq -c
-grep -o 'HGMMA\.[^ ]*\|QGMMA\.[^ ]*' /tmp/sass.txt | sort | uniq -c | head
-timeout 90 $H quick > $OUT/quick.log 2>&1; rc=$?
-grep -v " ok$" $OUT/quick.log | head -40; echo "checks rc=$rc, $(grep -c ' ok$' $OUT/quick.log) ok"
+awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++} /MEMBAR/{b[f]++} END{for (k in g) if (k ~ /hk_gemm/) printf "sass %-36s gmma=%d ldl/stl=%d membar=%d\n", k, g[k], l[k]+0, b[k]+0}' /tmp/sass.txt | sort > $OUT/sass_summary.txt
+echo "kernels with gmma: $(wc -l < $OUT/sass_summary.txt), with local memory: $(grep -vc 'ldl/stl=0 ' $OUT/sass_summary.txt)"
+grep -o 'HGMMA\.[0-9x]*\.[A-Z0-9]*\|QGMMA\.[0-9x]*\.[A-Z0-9]*' /tmp/sass.txt | sort | uniq -c
+timeout ${QUICK_S:-110} $H quick > $OUT/quick.log 2>&1; rc=$?
+grep -v " ok$" $OUT/quick.log | head -30; echo "checks rc=$rc, $(grep -c ' ok$' $OUT/quick.log) ok"
 [ $rc = 124 ] && exit 1
-timeout 120 $H bench > $OUT/bench.log 2>&1; echo "bench rc=$?"
-grep -v "^check.* ok$" $OUT/bench.log | grep -v "^$"
+if [ "${PROFILE:-0}" = 1 ]; then
+  timeout ${NCU_S:-150} ncu --clock-control none --profile-from-start off --section SpeedOfLight --section LaunchStats \
+    --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --metrics dram__bytes_read.sum,lts__t_bytes.sum,sm__cycles_active.avg,gpc__cycles_elapsed.max \
+    -f --log-file $OUT/ncu.txt $H profile > $OUT/ncu_stdout.txt 2>&1; echo "ncu rc=$?"
+  # compact: kernel, duration, DRAM/L2/SM throughput, occupancy, grid/cluster/smem, top stall
+  awk '/^  [^ ].*\)x\(/{print "== " substr($0, 3, 150)}
+       / Duration |DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Cluster Size  |Dynamic Shared Memory Per Block|dram__bytes_read.sum|lts__t_bytes.sum|sm__cycles_active.avg|gpc__cycles_elapsed.max|One or More Eligible/{gsub(/  +/, " "); print}' \
+    $OUT/ncu.txt > $OUT/ncu_summary.txt
+  grep -c "^==" $OUT/ncu_summary.txt
+fi
+timeout ${BENCH_S:-200} $H bench > $OUT/bench.log 2>&1; echo "bench rc=$?"
+grep -v "^check.* ok$" $OUT/bench.log | grep -v "^$" | grep -v "^max active"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
-if [ -f .carry/gemm/libhk.so.1 ]; then
-  HK_LIB=.carry/gemm/libhk.so.1 PYTHONUNBUFFERED=1 timeout 100 python3 bench/gemm_bench.py --reps 20 --sweep \
+if [ "${LIBHK:-0}" = 1 ] && [ -f .carry/gemm/libhk.so.1 ]; then
+  HK_LIB=.carry/gemm/libhk.so.1 PYTHONUNBUFFERED=1 timeout ${LIBHK_S:-100} python3 bench/gemm_bench.py --reps 20 --sweep \
     > $OUT/libhk.log 2>&1; echo "gemm_bench rc=$?"
-  grep -v "ok$" $OUT/libhk.log | tail -80
+  grep -v "ok$" $OUT/libhk.log | tail -60
 fi

@@ -8,9 +8,11 @@
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -32,42 +34,105 @@ using namespace hk::hopper;
         if (s_ != 0) { fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, s_); exit(1); }         \
     } while (0)
 
-enum dt { BF16, F32, E4M3 };
-static size_t dsize(dt t) { return t == F32 ? 4 : t == BF16 ? 2 : 1; }
+enum dt { BF16, F32, E4M3, F16 };
+static size_t dsize(dt t) { return t == F32 ? 4 : t == E4M3 ? 1 : 2; }
+static const char *dname(dt t) { return t == BF16 ? "bf16" : t == F32 ? "f32" : t == F16 ? "f16" : "e4m3"; }
 
 typedef void (*kern_t)(CUtensorMap, CUtensorMap, CUtensorMap, gemm_params);
-enum launch_mode { P1, MC2, SK2 }; /* launch shapes: kernel suffix "", "_mc2", "_sk2" */
-#define HK_K3(name) {name, name##_mc2, name##_sk2}
-static kern_t pick(dt in, bool ta, bool tb, dt out, int mode)
+/* Every launch shape of gemm.h (plus harness-only experiments, nt bf16 -> bf16 only, when any): kernels per
+ * [layout nn, nt, tn, tt][out bf16, f32, f16] and e4m3 nt [bf16, f32]; nullptr where not built. */
+struct shape_info {
+    const char *name;
+    int bm, bn, cluster, persist, swap;
+    unsigned smem;
+    kern_t bf16[4][3], e4m3[2];
+};
+#define HK_KB(pre, suffix) {pre##bf16##suffix, pre##f32##suffix, pre##f16##suffix}
+#define HK_SHAPE_0(id, suffix)                                                                                     \
+    {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), HK_KB(hk_gemm_sm90_bf16_tn_, suffix), \
+     HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
+#define HK_SHAPE_1(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
+#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap)                                               \
+    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), HK_SHAPE_##swap(id, suffix),    \
+     {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}},
+/* experiments: X(id, bm, bn, stages, cluster, swap), one tile per CTA; none at present (bench/NOTES.md lists
+ * those measured and dropped) */
+#define HK_EXPERIMENTS(X)
+#define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap)                                                          \
+    using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap>;                             \
+    HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
+HK_EXPERIMENTS(HK_EXP_KERNEL)
+#define HK_EXP(id, bm, bn, stages, cluster, swap)                                                                 \
+    {#id, bm, bn, cluster, 0, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
+static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
+#define HK_ID(id, ...) id,
+enum shape_id { HK_GEMM_SHAPES(HK_ID) HK_EXPERIMENTS(HK_ID) NSHAPES };
+
+static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
 {
-    static const kern_t e4m3[2][3] = {HK_K3(hk_gemm_sm90_e4m3_nt_bf16), HK_K3(hk_gemm_sm90_e4m3_nt_f32)};
-    static const kern_t bf16[4][2][3] = {{HK_K3(hk_gemm_sm90_bf16_nt_bf16), HK_K3(hk_gemm_sm90_bf16_nt_f32)},
-                                         {HK_K3(hk_gemm_sm90_bf16_nn_bf16), HK_K3(hk_gemm_sm90_bf16_nn_f32)},
-                                         {HK_K3(hk_gemm_sm90_bf16_tt_bf16), HK_K3(hk_gemm_sm90_bf16_tt_f32)},
-                                         {HK_K3(hk_gemm_sm90_bf16_tn_bf16), HK_K3(hk_gemm_sm90_bf16_tn_f32)}};
-    if (in == E4M3) return ta || !tb ? nullptr : e4m3[out != BF16][mode];
-    const bool amn = ta, bmn = !tb;
-    return bf16[amn * 2 + bmn][out != BF16][mode];
+    const shape_info &s = all_shapes[shape];
+    const int o = out == BF16 ? 0 : out == F32 ? 1 : 2;
+    if (in == E4M3) return ta || !tb || o == 2 ? nullptr : s.e4m3[o];
+    return s.bf16[ta * 2 + tb][o];
 }
 
-/* tuning knobs the harness sweeps: launch shape, group rows, k-split of the _sk2 kernels, register epilogue */
-static int opt_mode = P1, opt_group_m = 8, opt_split = 1, opt_direct = 0;
-static const char *mode_name(int mode) { return mode == MC2 ? "mc2" : mode == SK2 ? "sk2" : "p1"; }
+/* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, register epilogue. */
+struct cfg_t { int shape, split, group_m, direct; };
+static std::string cfg_name(const cfg_t &c)
+{
+    const shape_info &s = all_shapes[c.shape];
+    std::string r = s.name;
+    if (s.cluster == 2) r += " s" + std::to_string(c.split);
+    return r + (c.direct ? " reg" : "");
+}
+
+/* The library's choice (backends/cuda/gemm.c, hk_gemm_launch_shape), repeated here. */
+static int num_sms;
+static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in)
+{
+    auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+    const int64_t kblocks = cdiv(k, 128 / dsize(in));
+    cfg_t c{P256, 1, 8, 0};
+    if (!ta && m <= 64 && m < n) {
+        c.shape = m <= 16 ? SW16 : m <= 32 ? SW32 : SW64;
+        if (2 * cdiv(n, 64) <= num_sms && kblocks >= 8) c.split = 2;
+        return c;
+    }
+    const int64_t tiles_m = cdiv(m, 128);
+    if (2 * tiles_m * cdiv(n, 256) <= num_sms) {
+        const int64_t tiles64 = cdiv(m, 64) * cdiv(n, 128);
+        if (tiles64 <= num_sms && (2 * tiles64 > num_sms || kblocks < 32)) {
+            c.shape = M64;
+            return c;
+        }
+        c.shape = SK2;
+        if (2 * tiles_m * cdiv(n, 128) <= num_sms && kblocks >= 8) c.split = 2;
+        return c;
+    }
+    const int64_t cost256 = cdiv(tiles_m * cdiv(n, 256), num_sms) * 256, cost192 = cdiv(tiles_m * cdiv(n, 192), num_sms) * 192;
+    c.shape = cost192 * 20 < cost256 * 19 ? P192 : P256;
+    return c;
+}
 
 static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo)
 {
     CUtensorMap m;
     cuuint64_t dims[2] = {inner, outer}, strides[1] = {ld * dsize(t)};
     cuuint32_t box[2] = {bi, bo}, es[2] = {1, 1};
-    CUresult r = cuTensorMapEncodeTiled(&m, t == BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : t == F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_UINT8, 2,
-                                        const_cast<void *>(base), dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    const CUtensorMapDataType ty = t == BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : t == F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                 : t == F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    CUresult r = cuTensorMapEncodeTiled(&m, ty, 2, const_cast<void *>(base), dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) { fprintf(stderr, "cuTensorMapEncodeTiled failed %d\n", (int)r); exit(1); }
     return m;
 }
-
-static int num_sms;
+/* An operand's map as the library builds it (hk_gemm_operand_map) */
+static CUtensorMap operand_map(const void *p, dt t, int64_t ld, int64_t mn, int64_t k, bool mn_contiguous, uint32_t box_rows)
+{
+    const uint32_t bk = 128 / dsize(t);
+    return mn_contiguous ? make_map(p, t, mn, k, ld, 64, bk) : make_map(p, t, k, mn, ld, bk, box_rows);
+}
 
 struct problem {
     int m, n, k;
@@ -82,38 +147,42 @@ struct problem {
     float alpha, beta;
 };
 
-static void run_hk(const problem &q, cudaStream_t st = 0)
+/* Launches configuration c the way backends/cuda/gemm.c does; false when its kernel is not built. */
+static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
 {
-    const int bk = 128 / dsize(q.in);
+    const shape_info &sh = all_shapes[c.shape];
+    kern_t k = pick(q.in, q.ta, q.tb, q.out, c.shape);
+    if (!k) return false;
+    const int km = sh.swap ? q.n : q.m, kn = sh.swap ? q.m : q.n;
     CUtensorMap ma, mb;
     if (q.k == 0) { /* no k-block is loaded: any valid map will do */
-        ma = mb = make_map((const void *)((uintptr_t)q.d & ~uintptr_t(15)), q.in, bk, 1, bk, bk, 1);
+        ma = mb = make_map((const void *)((uintptr_t)q.d & ~uintptr_t(15)), E4M3, 128, 1, 128, 128, 1);
+    } else if (sh.swap) {
+        ma = operand_map(q.b, q.in, q.ldb, q.n, q.k, !q.tb, sh.bm);
+        mb = operand_map(q.a, q.in, q.lda, q.m, q.k, false, sh.bn);
     } else {
-        ma = q.ta ? make_map(q.a, q.in, q.m, q.k, q.lda, 64, bk) : make_map(q.a, q.in, q.k, q.m, q.lda, bk, gemm_bm);
-        mb = q.tb ? make_map(q.b, q.in, q.k, q.n, q.ldb, bk, HK_GEMM_BOX_B_ROWS) : make_map(q.b, q.in, q.n, q.k, q.ldb, 64, bk);
+        ma = operand_map(q.a, q.in, q.lda, q.m, q.k, q.ta, sh.bm);
+        mb = operand_map(q.b, q.in, q.ldb, q.n, q.k, !q.tb, sh.bn);
     }
     gemm_params p;
-    p.m = q.m; p.n = q.n; p.k = q.k;
-    p.group_m = opt_group_m;
+    memset(&p, 0, sizeof p);
+    p.m = km; p.n = kn; p.k = q.k;
+    p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !opt_direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0;
+    p.tma_store = !sh.swap && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0;
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
-    p.vec2 = (q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0)) ? 1 : 0;
+    p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
-    p.split = opt_mode == SK2 ? opt_split : 1;
-    p.pad_ = 0;
-    kern_t k = pick(q.in, q.ta, q.tb, q.out, opt_mode);
-    const unsigned smem = HK_GEMM_SHARED_BYTES;
-    static bool attr_done[128];
-    int idx = ((int)q.in * 8 + q.ta * 4 + q.tb * 2 + (q.out == BF16)) * 3 + opt_mode;
-    if (!attr_done[idx]) { CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); attr_done[idx] = true; }
-    const int bn = opt_mode == SK2 ? HK_GEMM_BN_SK : HK_GEMM_BN;
-    const int tiles_m = (q.m + gemm_bm - 1) / gemm_bm, tiles_n = (q.n + bn - 1) / bn, tiles = tiles_m * tiles_n;
-    int grid;
-    if (opt_mode == MC2) grid = 2 * std::min((tiles_m + 1) / 2 * tiles_n, num_sms / 2);
-    else if (opt_mode == SK2) grid = HK_GEMM_CLUSTER_SK * ((tiles * opt_split + HK_GEMM_CLUSTER_SK - 1) / HK_GEMM_CLUSTER_SK);
-    else grid = std::min(tiles, num_sms);
-    k<<<grid, gemm_threads, smem, st>>>(ma, mb, md, p);
+    p.split = sh.cluster == 2 ? c.split : 1;
+    static std::vector<kern_t> attr_done;
+    if (std::find(attr_done.begin(), attr_done.end(), k) == attr_done.end()) {
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sh.smem));
+        attr_done.push_back(k);
+    }
+    const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
+    const int grid = sh.persist ? std::min(tiles, num_sms) : sh.cluster * ((tiles * p.split + sh.cluster - 1) / sh.cluster);
+    k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, p);
+    return true;
 }
 
 /* ---- reference and helpers */
@@ -121,6 +190,7 @@ __device__ float ld_el(const void *p, int64_t i, int t)
 {
     if (t == BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
     if (t == F32) return ((const float *)p)[i];
+    if (t == F16) return __half2float(((const __half *)p)[i]);
     return float(((const __nv_fp8_e4m3 *)p)[i]);
 }
 __global__ void ref_kernel(problem q, float *out, const float *c0, float scale)
@@ -145,6 +215,7 @@ __global__ void fill_kernel(void *p, int64_t n, int t, uint32_t seed, float rang
         float v = ((h & 0xFFFFFF) / 16777215.f * 2.f - 1.f) * range;
         if (t == BF16) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
         else if (t == F32) ((float *)p)[i] = v;
+        else if (t == F16) ((__half *)p)[i] = __float2half(v);
         else ((__nv_fp8_e4m3 *)p)[i] = __nv_fp8_e4m3(v);
     }
 }
@@ -164,8 +235,10 @@ static int failures;
 static uint32_t seed_ctr = 12345;
 
 /* One checked case. c_mode: 0 beta=0 C NULL; 1 beta != 0 with C aliasing D; 2 beta != 0 with separate C. */
+static cfg_t cur; /* the configuration check() runs */
 static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mode, int pad, float scale = 1.f)
 {
+    if (!pick(in, ta, tb, out, cur.shape)) return; /* not built: the library routes it elsewhere */
     const size_t ei = dsize(in), eo = dsize(out);
     const int align = 16 / (int)ei;
     auto up = [&](int64_t x) { return (x + align - 1) / align * align; };
@@ -206,7 +279,7 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     qr.alpha = 0.75f;
     ref_kernel<<<dim3((n + 127) / 128, m), 128>>>(qr, ref, c0, scale);
     CK(cudaGetLastError());
-    run_hk(q);
+    run_hk(q, cur);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     gather_kernel<<<(int)(((int64_t)m * n + 255) / 256), 256>>>(d, out, m, n, q.ldd, got);
@@ -217,7 +290,7 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     bool same = true; /* a second run on re-poisoned D gives the same bits (no race, fixed summation order) */
     if (c_mode != 1) {
         CK(cudaMemset(d, 0xFF, (int64_t)m * q.ldd * eo));
-        run_hk(q);
+        run_hk(q, cur);
         CK(cudaGetLastError());
         gather_kernel<<<(int)(((int64_t)m * n + 255) / 256), 256>>>(d, out, m, n, q.ldd, got);
         CK(cudaDeviceSynchronize());
@@ -241,14 +314,13 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     }
     const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
     /* fp8 wgmma accumulates with the tensor core's own (reduced) precision: ~1e-3 at k = 4096 */
-    const double tol = out == BF16 ? 1e-2 : (in == E4M3 ? 3e-3 : 1e-4);
+    const double tol = out == BF16 ? 1e-2 : out == F16 ? 2e-3 : (in == E4M3 ? 3e-3 : 1e-4);
     const bool ok = nan == 0 && pad_bad == 0 && rel < tol && same;
     if (!ok) ++failures;
-    printf("check %s s%d %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
-           mode_name(opt_mode), opt_mode == SK2 ? opt_split : 1, in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n",
-           tb ? "t" : "n", out == BF16 ? "bf16" : "f32", m, n, k, c_mode, pad,
-           !opt_direct && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad, same ? "" : " RERUN-DIFFERS",
-           ok ? "ok" : "FAIL");
+    printf("check %-9s %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
+           cfg_name(cur).c_str(), dname(in), ta ? "t" : "n", tb ? "t" : "n", dname(out), m, n, k, c_mode, pad,
+           !all_shapes[cur.shape].swap && !cur.direct && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
+           same ? "" : " RERUN-DIFFERS", ok ? "ok" : "FAIL");
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(c0); cudaFree(ref); cudaFree(got);
     if (c_mode == 2) cudaFree(c);
 }
@@ -331,16 +403,9 @@ static bool lt_plan(int m, int n, int k, dt in, cublasLtMatmulDesc_t &op, cublas
     return true;
 }
 
+static bool profiling;
 struct row { std::string what; int m, n, k; double tf, ratio; };
 static std::vector<row> rows;
-
-/* One hk configuration to time: launch shape, group rows, k-split (SK2), register epilogue. */
-struct cfg_t { int mode, group_m, split, direct; };
-static std::string cfg_name(const cfg_t &c)
-{
-    std::string s = std::string(mode_name(c.mode)) + (c.mode == SK2 ? " s" + std::to_string(c.split) : " g" + std::to_string(c.group_m));
-    return s + (c.direct ? " reg" : "");
-}
 
 /* Times the hk configs and the cuBLAS contenders in alternation; ratio is against the fastest cuBLAS path
  * of the same run. Every hk config's output is then compared with cuBLAS's. */
@@ -362,11 +427,14 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     std::vector<std::string> names;
     char lay[8];
     snprintf(lay, sizeof lay, "%s %s%s", in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n", tb ? "t" : "n");
-    auto use = [](const cfg_t &c) { opt_mode = c.mode; opt_group_m = c.group_m; opt_split = c.split; opt_direct = c.direct; };
+    std::vector<cfg_t> built;
     for (auto c : cfgs) {
-        fs.push_back([&q, c, use](cudaStream_t st) { use(c); run_hk(q, st); });
+        if (!pick(in, ta, tb, BF16, c.shape)) continue;
+        built.push_back(c);
+        fs.push_back([&q, c](cudaStream_t st) { run_hk(q, c, st); });
         names.push_back(std::string("hk ") + lay + " " + cfg_name(c));
     }
+    cfgs = built;
     const size_t nhk = fs.size();
     float one = 1.f, zero = 0.f;
     cublasLtMatmulDesc_t op;
@@ -385,6 +453,19 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             names.push_back(std::string("cublasGemmEx ") + lay);
         }
     }
+    if (profiling) { /* one call of each contender inside the profiled range (bench/gemm_device_run.sh, ncu) */
+        for (auto &f : fs) f(bench_stream);
+        CK(cudaStreamSynchronize(bench_stream));
+        CK(cudaProfilerStart());
+        for (size_t j = 0; j < fs.size(); ++j) {
+            printf("profile %dx%dx%d %s\n", m, n, k, names[j].c_str());
+            fs[j](bench_stream);
+            CK(cudaStreamSynchronize(bench_stream));
+        }
+        CK(cudaProfilerStop());
+        cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(d2);
+        return;
+    }
     std::vector<double> ms = median_ms_multi(fs, reps, calls);
     CK(cudaGetLastError());
     double best_ref = 0;
@@ -399,8 +480,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
         for (auto c : cfgs) {
             CK(cudaMemset(d, 0xFF, (size_t)m * n * 2));
             CK(cudaDeviceSynchronize());
-            use(c);
-            run_hk(q, bench_stream);
+            run_hk(q, c, bench_stream);
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(h1.data(), d, h1.size() * 2, cudaMemcpyDeviceToHost));
             double num = 0, den = 0;
@@ -422,52 +502,74 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
 
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && !strcmp(argv[1], "quick");
+    const char *what = argc > 1 ? argv[1] : "all";
     CK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device %s, %d SMs\n", prop.name, num_sms);
-    if (argc > 1 && !strcmp(argv[1], "probe")) return 0;
+    if (!strcmp(what, "probe")) return 0;
+    profiling = !strcmp(what, "profile");
+    const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
 
-    const bool bench_only = argc > 1 && !strcmp(argv[1], "bench");
-    for (kern_t k : {pick(BF16, false, true, BF16, MC2), pick(BF16, false, true, BF16, SK2)}) {
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, HK_GEMM_SHARED_BYTES));
+    for (int sh = 0; sh < NSHAPES; ++sh) {
+        if (all_shapes[sh].cluster == 1) continue;
+        kern_t k = pick(BF16, false, true, BF16, sh);
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, all_shapes[sh].smem));
         cudaLaunchConfig_t lc = {};
-        lc.gridDim = dim3(num_sms);
-        lc.blockDim = dim3(gemm_threads);
-        lc.dynamicSmemBytes = HK_GEMM_SHARED_BYTES;
+        lc.gridDim = dim3(2 * (num_sms / 2));
+        lc.blockDim = dim3(HK_GEMM_THREADS(all_shapes[sh].bm));
+        lc.dynamicSmemBytes = all_shapes[sh].smem;
         int clusters = 0;
         if (cudaOccupancyMaxActiveClusters(&clusters, k, &lc) != cudaSuccess) { cudaGetLastError(); clusters = -1; }
-        printf("max active clusters of %s: %d\n", k == pick(BF16, false, true, BF16, MC2) ? "_mc2" : "_sk2", clusters);
+        printf("max active clusters of %s (%u B shared): %d\n", all_shapes[sh].name, all_shapes[sh].smem, clusters);
     }
-    /* correctness: every launch shape, layout and output, ragged, alpha/beta, aliasing, padding, k = 0,
-     * skinny m, k shorter than the split, multi-tile persistent walks */
-    const cfg_t modes[] = {{P1, 8, 1, 0}, {MC2, 8, 1, 0}, {SK2, 8, 1, 0}, {SK2, 8, 2, 0}};
+    /* correctness: every launch shape (and k-split), layout and output, ragged, alpha/beta, aliasing, padding,
+     * k = 0, skinny m, k shorter than the split, multi-tile persistent walks; each case where its kernel is built */
+    std::vector<cfg_t> modes;
+    for (int sh = 0; sh < NSHAPES; ++sh) {
+        modes.push_back({sh, 1, 8, 0});
+        if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
+    }
     if (!bench_only) {
-    const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8},
-                             {16, 1000, 4104}, {384, 700, 264}, {130, 600, 8}};
-    for (opt_direct = 0; opt_direct < 2; ++opt_direct)
-        for (const cfg_t &md : modes) {
-            opt_mode = md.mode; opt_split = md.split; opt_group_m = md.group_m;
-            for (auto &s : shapes)
-                for (int l = 0; l < 4; ++l)
-                    for (dt out : {BF16, F32}) check(s[0], s[1], s[2], BF16, out, l & 2, l & 1, (l + (out == F32)) % 3, (l % 2) * 8);
-            check(300, 500, 0, BF16, BF16, false, true, 1, 0);
-            check(1000, 1000, 1000, BF16, BF16, false, true, 2, 0);
-            for (dt out : {BF16, F32}) {
-                check(1000, 1500, 784, E4M3, out, false, true, 0, 0, 0.37f);
-                check(257, 263, 528, E4M3, out, false, true, 1, 16, 2.5f);
+        const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8},
+                                 {16, 1000, 4104}, {384, 700, 264}, {130, 600, 8}, {1, 777, 520}, {33, 2000, 1000},
+                                 {64, 1500, 776}};
+        for (int direct = 0; direct < 2; ++direct)
+            for (cfg_t md : modes) {
+                md.direct = direct;
+                /* the register epilogue: once per kind of work split (swapped shapes always use it) */
+                if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P192)) continue;
+                cur = md;
+                for (auto &s : shapes)
+                    for (int l = 0; l < 4; ++l)
+                        for (dt out : {BF16, F32}) check(s[0], s[1], s[2], BF16, out, l & 2, l & 1, (l + (out == F32)) % 3, (l % 2) * 8);
+                check(48, 333, 200, BF16, F16, false, true, 1, 8);
+                check(200, 96, 136, BF16, F16, true, false, 2, 0);
+                check(300, 500, 0, BF16, BF16, false, true, 1, 0);
+                check(1000, 1000, 1000, BF16, BF16, false, true, 2, 0);
+                for (dt out : {BF16, F32}) {
+                    check(1000, 1500, 784, E4M3, out, false, true, 0, 0, 0.37f);
+                    check(257, 263, 528, E4M3, out, false, true, 1, 16, 2.5f);
+                    check(20, 700, 1024, E4M3, out, false, true, 2, 0, 1.5f);
+                }
+                if (direct) continue;
+                check(2048, 2048, 2048, BF16, BF16, false, true, 0, 0);
+                check(1024, 1536, 3072, BF16, F32, true, false, 2, 4);
+                check(2048, 2048, 4096, E4M3, BF16, false, true, 2, 0, 1.f);
+                check(64, 8192, 2048, BF16, BF16, false, false, 2, 0);
+                if (all_shapes[md.shape].persist) { /* several tiles per CTA: pipeline phases carry across tiles */
+                    check(4096, 4096, 256, BF16, BF16, false, true, 0, 0);
+                    check(3968, 2304, 520, BF16, F32, true, false, 2, 0);
+                }
             }
-            if (opt_direct) continue;
-            check(2048, 2048, 2048, BF16, BF16, false, true, 0, 0);
-            check(1024, 1536, 3072, BF16, F32, true, false, 2, 4);
-            check(2048, 2048, 4096, E4M3, BF16, false, true, 2, 0, 1.f);
-            if (md.mode != SK2) { /* several tiles per CTA: pipeline phases carry across tiles */
-                check(4096, 4096, 256, BF16, BF16, false, true, 0, 0);
-                check(3968, 2304, 520, BF16, F32, true, false, 2, 0);
-            }
+        /* the library's own choice on the shapes timed below, ragged variants of them too */
+        for (auto s : std::vector<std::array<int, 3>>{{16, 8192, 1024}, {13, 4096, 2056}, {60, 2000, 8192}, {128, 3000, 1000},
+                                                       {3072, 3072, 512}, {3000, 3100, 256}, {512, 512, 512}, {1024, 1000, 1040},
+                                                       {640, 1088, 300}, {200, 130, 4000}}) {
+            cur = default_cfg(s[0], s[1], s[2], false, BF16);
+            check(s[0], s[1], s[2], BF16, BF16, false, true, 0, 0);
+            check(s[0], s[1], s[2], BF16, F32, false, false, 2, 8);
         }
-    opt_direct = 0;
     }
     if (quick) { printf("%d failures\n", failures); return failures != 0; }
 
@@ -478,22 +580,28 @@ int main(int argc, char **argv)
     CK(cudaStreamCreateWithFlags(&bench_stream, cudaStreamNonBlocking));
     CKB(cublasSetStream(blas, bench_stream));
     CKB(cublasSetWorkspace(blas, lt_ws, lt_ws_bytes)); /* never allocates inside a graph capture */
-    const cfg_t p1{P1, 8, 1, 0}, mc2{MC2, 8, 1, 0}, mc2g16{MC2, 16, 1, 0};
-    const cfg_t sk1{SK2, 8, 1, 0}, sk2{SK2, 8, 2, 0};
-    /* large: persistent, with and without multicast */
-    bench(4096, 4096, 4096, BF16, false, true, blas, 20, {p1, mc2, mc2g16});
-    bench(8192, 8192, 8192, BF16, false, true, blas, 10, {p1, mc2, mc2g16});
-    bench(16384, 16384, 16384, BF16, false, true, blas, 5, {p1, mc2});
-    bench(8192, 28672, 8192, BF16, false, true, blas, 5, {p1, mc2});
-    bench(8192, 8192, 28672, BF16, false, true, blas, 5, {p1, mc2});
-    bench(8192, 8192, 8192, E4M3, false, true, blas, 10, {p1, mc2});
-    bench(16384, 16384, 16384, E4M3, false, true, blas, 5, {p1, mc2});
-    /* small and skinny: every launch shape, host overhead out (graphs of 20 calls) */
-    for (int s : {512, 1024, 2048}) bench(s, s, s, BF16, false, true, blas, 15, {p1, mc2, sk1, sk2}, 20);
-    for (int m : {16, 64, 128, 256}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {p1, mc2, sk1, sk2}, 20);
-    bench(3072, 3072, 3072, BF16, false, true, blas, 15, {p1, mc2, sk1, sk2}, 10);
-    bench(8192, 8192, 8192, BF16, false, false, blas, 4, {p1, mc2});
-    bench(8192, 8192, 8192, BF16, true, true, blas, 4, {p1, mc2});
+    auto def = [](int m, int n, int k, dt in = BF16) { return default_cfg(m, n, k, false, in); };
+    const cfg_t p256{P256, 1, 8, 0}, sk1{SK2, 1, 8, 0}, sk2{SK2, 2, 8, 0};
+    const cfg_t m64{M64, 1, 8, 0};
+    if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
+        for (int m : {16, 64, 128}) bench(m, 8192, 8192, BF16, false, true, blas, 1, {def(m, 8192, 8192)}, 0);
+        for (int s : {512, 1024, 3072}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
+        return 0;
+    }
+    /* small and skinny first (the card is coolest): the default and close candidates, host overhead out (graphs) */
+    for (int s : {512, 768, 1024}) bench(s, s, s, BF16, false, true, blas, 15, {sk1, def(s, s, s)}, 20);
+    bench(1536, 1536, 1536, BF16, false, true, blas, 15, {p256, def(1536, 1536, 1536)}, 20);
+    for (int m : {128, 256}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk1, sk2, m64, def(m, 8192, 8192)}, 20);
+    for (int m : {16, 32, 64}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk2, def(m, 8192, 8192)}, 20);
+    bench(16, 4096, 4096, BF16, false, true, blas, 15, {def(16, 4096, 4096)}, 20);
+    bench(16, 28672, 8192, BF16, false, true, blas, 15, {def(16, 28672, 8192)}, 20);
+    bench(16, 8192, 8192, E4M3, false, true, blas, 15, {sk2, def(16, 8192, 8192, E4M3)}, 20);
+    bench(1024, 1024, 1024, E4M3, false, true, blas, 15, {sk1, def(1024, 1024, 1024, E4M3)}, 20);
+    bench(1024, 1024, 1024, BF16, false, false, blas, 15, {def(1024, 1024, 1024)}, 20);
+    bench(2048, 2048, 2048, BF16, false, true, blas, 15, {def(2048, 2048, 2048)}, 20);
+    bench(3072, 3072, 3072, BF16, false, true, blas, 15, {p256, def(3072, 3072, 3072)}, 10);
+    bench(4096, 4096, 4096, BF16, false, true, blas, 20, {def(4096, 4096, 4096)});
+    bench(8192, 8192, 8192, BF16, false, true, blas, 10, {def(8192, 8192, 8192)});
 
     printf("\n%-30s %6s %6s %6s %8s %7s\n", "contender", "m", "n", "k", "TFLOP/s", "vs best cuBLAS");
     for (auto &r : rows) printf("%-30s %6d %6d %6d %8.1f %7.3f\n", r.what.c_str(), r.m, r.n, r.k, r.tf, r.ratio);

@@ -75,6 +75,13 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_scaled_fast_to_bf16", TH_ALL, 64, 64, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 4.0f, 1},
     {"nn_e4m3fn_odd_beta", TH_NOT_EMU, 17, 31, 45, FN, BF, 0, 0, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1.5f, 1.0f, 0},
     {"tt_e4m3fnuz_odd", TH_NOT_EMU, 45, 17, 31, FNUZ, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.75f, 1.0f, 0},
+    /* skinny M (sm_90a: swapped operands for row-major A, K split on the cluster; trans_a 1 takes 128-row tiles) */
+    {"nt_skinny_16x1000x1040", TH_NOT_EMU, 16, 1000, 1040, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_skinny_5x300x520_f32_beta", TH_NOT_EMU, 5, 300, 520, BF, F32, 0, 0, 8, 0, 3, 1, 0.5f, -1.0f, C_SEPARATE, 0, 0, 0},
+    {"nt_skinny_33x700x264_f16_alias", TH_NOT_EMU, 33, 700, 264, BF, F16, 0, 1, 0, 8, 0, 8, 1.5f, 0.5f, C_ALIAS, 0, 0, 0},
+    {"nt_skinny_64x130x96", TH_NOT_EMU, 64, 130, 96, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tn_skinny_16x400x200", TH_NOT_EMU, 16, 400, 200, BF, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_e4m3fn_skinny_fast_20x500x1024_to_f32", TH_NOT_EMU, 20, 500, 1024, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 1},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */

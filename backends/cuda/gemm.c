@@ -10,41 +10,84 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* [a_type: bf16, e4m3][trans_a][trans_b][d_type: bf16, f32, f16][launch shape: persistent, _mc2, _sk2];
- * NULL: not built */
-#define HK_GEMM_K3(name) {name, name "_mc2", name "_sk2"}
-static const char *const hk_gemm_kernels[2][2][2][3][3] = {
-    {{{HK_GEMM_K3("hk_gemm_sm90_bf16_nn_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_nn_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_nn_f16")},
-      {HK_GEMM_K3("hk_gemm_sm90_bf16_nt_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_nt_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_nt_f16")}},
-     {{HK_GEMM_K3("hk_gemm_sm90_bf16_tn_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_tn_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_tn_f16")},
-      {HK_GEMM_K3("hk_gemm_sm90_bf16_tt_bf16"), HK_GEMM_K3("hk_gemm_sm90_bf16_tt_f32"), HK_GEMM_K3("hk_gemm_sm90_bf16_tt_f16")}}},
-    {{{{NULL}, {NULL}, {NULL}}, {HK_GEMM_K3("hk_gemm_sm90_e4m3_nt_bf16"), HK_GEMM_K3("hk_gemm_sm90_e4m3_nt_f32"), {NULL}}},
-     {{{NULL}, {NULL}, {NULL}}, {{NULL}, {NULL}, {NULL}}}},
-};
-#undef HK_GEMM_K3
+/* Launch shapes of gemm.h, indexed by HK_GEMM_<id>. */
+#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap) HK_GEMM_##id,
+enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
+#undef HK_GEMM_SHAPE_ID
+typedef struct hk_gemm_shape {
+    const char *name, *suffix;
+    int bm, bn, cluster, persist, swap;
+    unsigned smem;
+} hk_gemm_shape;
+#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap)                                   \
+    {#id, #suffix, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)},
+static const hk_gemm_shape hk_gemm_shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_INFO)};
+#undef HK_GEMM_SHAPE_INFO
 
-enum { HK_GEMM_PERSIST, HK_GEMM_MC2, HK_GEMM_SK2 };
-
-static int hk_gemm_out_index(hk_dtype t)
+static const char *hk_gemm_out_name(hk_dtype t)
 {
-    return t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F32 ? 1 : t == HK_DTYPE_F16 ? 2 : -1;
+    return t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F32 ? "f32" : t == HK_DTYPE_F16 ? "f16" : NULL;
 }
 
-/* Launch shape by problem size (bench/NOTES.md has the timings behind it). While 128 x 256 tiles would
- * leave more than half the SMs idle: 128 x 128 tiles, K split over both CTAs of a cluster when that still
- * fits one wave and leaves each >= 4 k-blocks (_sk2). Otherwise persistent 128 x 256 tiles. */
-static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, uint32_t box_k, int64_t sms, int32_t *split)
+/* Built kernels (gemm.cu): bf16 in every layout to bf16/f32/f16; e4m3 only "nt" to bf16/f32. Swapped shapes
+ * only for row-major A (trans_a 0). */
+static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int shape)
 {
-    const int64_t tiles_m = (m + HK_GEMM_BM - 1) / HK_GEMM_BM;
-    const int64_t kblocks = (k + box_k - 1) / box_k;
+    if (!hk_gemm_out_name(d) || (fp8 && (trans_a || !trans_b || d == HK_DTYPE_F16)))
+        return false;
+    return !hk_gemm_shapes[shape].swap || !trans_a;
+}
+
+static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Launch shape by problem size (bench/NOTES.md, run 5+, has the timings behind it). Skinny M (row-major A):
+ * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
+ * that still fits one wave. Otherwise, while 128 x 256 tiles would leave more than half the SMs idle: 64 x 128
+ * tiles when they fit one wave and fill half of it or K is short (M64), else 128 x 128 tiles, K split when that
+ * still fits one wave and leaves each >= 4 k-blocks (SK2: long K over few tiles streams faster split).
+ * Otherwise persistent 128 x 256 tiles, or 128 x 192 where their last wave is fuller by enough to pay for the
+ * narrower tile. */
+static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, uint32_t box_k, int64_t sms, int32_t *split)
+{
+    const int64_t kblocks = hk_ceil_div(k, box_k);
     *split = 1;
-    if (2 * tiles_m * ((n + HK_GEMM_BN - 1) / HK_GEMM_BN) <= sms) {
-        const int64_t tiles = tiles_m * ((n + HK_GEMM_BN_SK - 1) / HK_GEMM_BN_SK);
-        if (2 * tiles <= sms && kblocks >= 8)
+    if (!trans_a && m <= 64 && m < n) {
+        if (2 * hk_ceil_div(n, 64) <= sms && kblocks >= 8)
+            *split = 2;
+        return m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
+    }
+    const int64_t tiles_m = hk_ceil_div(m, 128);
+    if (2 * tiles_m * hk_ceil_div(n, 256) <= sms) {
+        const int64_t tiles64 = hk_ceil_div(m, 64) * hk_ceil_div(n, 128);
+        if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32))
+            return HK_GEMM_M64;
+        if (2 * tiles_m * hk_ceil_div(n, 128) <= sms && kblocks >= 8)
             *split = 2;
         return HK_GEMM_SK2;
     }
-    return HK_GEMM_PERSIST;
+    const int64_t cost256 = hk_ceil_div(tiles_m * hk_ceil_div(n, 256), sms) * 256;
+    const int64_t cost192 = hk_ceil_div(tiles_m * hk_ceil_div(n, 192), sms) * 192;
+    return cost192 * 20 < cost256 * 19 ? HK_GEMM_P192 : HK_GEMM_P256;
+}
+
+/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p192, sk2:2, sw16:1) forces the
+ * launch shape (bench/gemm_bench.py --sweep); a shape not built for the problem's types is ignored. */
+static int hk_gemm_forced_shape(int32_t *split)
+{
+    const char *tune = getenv("HK_CUDA_TUNE_GEMM");
+    if (!tune)
+        return -1;
+    for (int i = 0; i < HK_GEMM_NSHAPES; ++i) {
+        const char *name = hk_gemm_shapes[i].name;
+        size_t len = strlen(name), j = 0;
+        while (j < len && tune[j] && (tune[j] | 0x20) == (name[j] | 0x20))
+            ++j;
+        if (j == len && (tune[j] == 0 || tune[j] == ':')) {
+            *split = tune[j] == ':' && tune[j + 1] == '2' && hk_gemm_shapes[i].cluster == 2 ? 2 : 1;
+            return i;
+        }
+    }
+    return -1;
 }
 
 static bool hk_gemm_tma_ok(const void *p, int64_t ld, size_t esize)
@@ -66,8 +109,7 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
                   "the tensor cores' fp8 precision): set fp8_fast_accum");
         return HK_ERR_UNSUPPORTED;
     }
-    const int out = hk_gemm_out_index(a->d_type);
-    if (out < 0 || !hk_gemm_kernels[fp8][a->trans_a][a->trans_b][out][HK_GEMM_PERSIST]) {
+    if (!hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, HK_GEMM_P256)) {
         hk_format(why, why_size, "%s x %s -> %s with trans_a %d, trans_b %d is not covered on sm_90a (fp8: trans_a 0, "
                   "trans_b 1, d bf16 or f32 only)", hk_dtype_name(a->a_type), hk_dtype_name(a->b_type),
                   hk_dtype_name(a->d_type), a->trans_a, a->trans_b);
@@ -88,17 +130,34 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
     return HK_OK;
 }
 
+/* The map of one operand: `mn` rows or columns (M or N) by k, M/N-contiguous (boxes of 64 M/N x one k-block)
+ * or K-contiguous (boxes of one k-block x box_rows). */
+static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void *p, int64_t ld, size_t esize, int64_t mn,
+                                     int64_t k, bool mn_contiguous, uint32_t box_k, uint32_t box_rows)
+{
+    return mn_contiguous ? hk_cuda_tensor_map_2d(map, type, p, mn, k, ld * esize, HK_GEMM_BOX_MN, box_k)
+                         : hk_cuda_tensor_map_2d(map, type, p, k, mn, ld * esize, box_k, box_rows);
+}
+
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 {
     const hk_gemm_args *a = args;
     if (a->m == 0 || a->n == 0)
         return HK_OK;
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
-    const int out = hk_gemm_out_index(a->d_type);
     const size_t ei = hk_dtype_size(a->a_type), eo = hk_dtype_size(a->d_type);
     const int in_type = fp8 ? HK_CU_TMAP_UINT8 : HK_CU_TMAP_BFLOAT16;
     const uint32_t box_k = HK_GEMM_BOX_K / (uint32_t)ei;
+    const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
 
+    int32_t split = 1;
+    int shape = hk_gemm_forced_shape(&split);
+    if (shape < 0 || !hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape))
+        shape = hk_gemm_launch_shape(a->m, a->n, a->k, a->trans_a, box_k, sms, &split);
+    const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
+
+    /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
+    const int64_t km = sh->swap ? a->n : a->m, kn = sh->swap ? a->m : a->n;
     hk_cu_tensor_map map_a, map_b, map_d;
     hk_status st;
     if (a->k == 0) {
@@ -107,22 +166,22 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         if ((st = hk_cuda_tensor_map_2d(&map_a, HK_CU_TMAP_UINT8, base, 128, 1, 128, 128, 1)))
             return st;
         map_b = map_a;
-    } else {
-        st = a->trans_a ? hk_cuda_tensor_map_2d(&map_a, in_type, a->a, a->m, a->k, a->lda * ei, HK_GEMM_BOX_MN, box_k)
-                        : hk_cuda_tensor_map_2d(&map_a, in_type, a->a, a->k, a->m, a->lda * ei, box_k, HK_GEMM_BM);
-        if (st)
+    } else if (sh->swap) {
+        if ((st = hk_gemm_operand_map(&map_a, in_type, a->b, a->ldb, ei, a->n, a->k, !a->trans_b, box_k, (uint32_t)sh->bm)) ||
+            (st = hk_gemm_operand_map(&map_b, in_type, a->a, a->lda, ei, a->m, a->k, false, box_k, (uint32_t)sh->bn)))
             return st;
-        st = a->trans_b ? hk_cuda_tensor_map_2d(&map_b, in_type, a->b, a->k, a->n, a->ldb * ei, box_k, HK_GEMM_BOX_B_ROWS)
-                        : hk_cuda_tensor_map_2d(&map_b, in_type, a->b, a->n, a->k, a->ldb * ei, HK_GEMM_BOX_MN, box_k);
-        if (st)
+    } else {
+        if ((st = hk_gemm_operand_map(&map_a, in_type, a->a, a->lda, ei, a->m, a->k, a->trans_a, box_k, (uint32_t)sh->bm)) ||
+            (st = hk_gemm_operand_map(&map_b, in_type, a->b, a->ldb, ei, a->n, a->k, !a->trans_b, box_k, (uint32_t)sh->bn)))
             return st;
     }
     hk_gemm_params p = {
-        .m = (int32_t)a->m,
-        .n = (int32_t)a->n,
+        .m = (int32_t)km,
+        .n = (int32_t)kn,
         .k = (int32_t)a->k,
         .group_m = HK_GEMM_GROUP_M,
-        .tma_store = hk_gemm_tma_ok(a->d, a->ldd, eo),
+        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo),
+        .split = split,
         .d = a->d,
         .c = a->c,
         .ldd = a->ldd,
@@ -130,47 +189,35 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .alpha = a->alpha * a->scale_a * a->scale_b,
         .beta = a->beta,
     };
-    p.vec2 = a->ldd % 2 == 0 && a->n % 2 == 0 && ((uintptr_t)a->d % (2 * eo)) == 0 &&
+    p.vec2 = !sh->swap && a->ldd % 2 == 0 && a->n % 2 == 0 && ((uintptr_t)a->d % (2 * eo)) == 0 &&
              (!a->c || (a->ldc % 2 == 0 && (uintptr_t)a->c % (2 * eo) == 0));
     if (p.tma_store) {
-        const int out_type = out == 0 ? HK_CU_TMAP_BFLOAT16 : out == 1 ? HK_CU_TMAP_FLOAT32 : HK_CU_TMAP_FLOAT16;
+        const int out_type = a->d_type == HK_DTYPE_BF16 ? HK_CU_TMAP_BFLOAT16
+                             : a->d_type == HK_DTYPE_F32 ? HK_CU_TMAP_FLOAT32 : HK_CU_TMAP_FLOAT16;
         if ((st = hk_cuda_tensor_map_2d(&map_d, out_type, a->d, a->n, a->m, a->ldd * eo, 128 / (uint32_t)eo,
                                         HK_GEMM_EPI_ROWS)))
             return st;
     } else {
         map_d = map_a; /* unused */
     }
-    const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
-    int mode = hk_gemm_launch_shape(a->m, a->n, a->k, box_k, sms, &p.split);
-    /* HK_CUDA_TUNE_GEMM = p1 | mc2 | sk1 | sk2 overrides the launch shape (bench/gemm_bench.py --sweep) */
-    const char *tune = getenv("HK_CUDA_TUNE_GEMM");
-    if (tune && (!strcmp(tune, "p1") || !strcmp(tune, "mc2") || !strcmp(tune, "sk1") || !strcmp(tune, "sk2"))) {
-        mode = tune[0] == 'p' ? HK_GEMM_PERSIST : tune[0] == 'm' ? HK_GEMM_MC2 : HK_GEMM_SK2;
-        p.split = tune[0] == 's' ? tune[2] - '0' : 1;
-    }
-    const int64_t bn = mode == HK_GEMM_SK2 ? HK_GEMM_BN_SK : HK_GEMM_BN;
-    const int64_t tiles_m = (a->m + HK_GEMM_BM - 1) / HK_GEMM_BM, tiles_n = (a->n + bn - 1) / bn;
-    const int64_t tiles = tiles_m * tiles_n, pairs = (tiles_m + 1) / 2 * tiles_n;
-    int64_t ctas;
-    if (mode == HK_GEMM_MC2)
-        ctas = 2 * (pairs < sms / 2 ? pairs : sms / 2);
-    else if (mode == HK_GEMM_SK2)
-        ctas = HK_GEMM_CLUSTER_SK * ((tiles * p.split + HK_GEMM_CLUSTER_SK - 1) / HK_GEMM_CLUSTER_SK);
-    else
-        ctas = tiles < sms ? tiles : sms;
-    const unsigned grid[3] = {(unsigned)ctas, 1, 1}, block[3] = {HK_GEMM_THREADS, 1, 1};
+    const int64_t tiles_m = hk_ceil_div(km, sh->bm), tiles_n = hk_ceil_div(kn, sh->bn), tiles = tiles_m * tiles_n;
+    const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms) : sh->cluster * hk_ceil_div(tiles * split, sh->cluster);
+    char kernel[64];
+    hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
+              a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
+    const unsigned grid[3] = {(unsigned)ctas, 1, 1}, block[3] = {HK_GEMM_THREADS(sh->bm), 1, 1};
     void *params[] = {&map_a, &map_b, &map_d, &p};
-    return hk_gpu_launch(ctx, hk_gemm_kernels[fp8][a->trans_a][a->trans_b][out][mode], grid, block, HK_GEMM_SHARED_BYTES,
-                         a->stream, params);
+    return hk_gpu_launch(ctx, kernel, grid, block, sh->smem, a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 tiles (B multicast across 2-CTA clusters "
-                   "only when forced by HK_CUDA_TUNE_GEMM=mc2), or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction) when tiles "
-                   "are few: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; "
-                   "a, b 16-byte aligned rows",
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 or 128x192 tiles; 64x128 or 128x128 "
+                   "tiles (K split over a 2-CTA cluster, DSMEM reduction) when tiles are few; skinny M (<= 64, row-major "
+                   "A) as "
+                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, "
+                   "trans_b 1) -> bf16/f32; a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

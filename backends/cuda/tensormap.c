@@ -1,5 +1,7 @@
 /* cuTensorMapEncodeTiled is looked up in the libcuda.so.1 that the CUDA driver glue already loaded
- * (RTLD_NOLOAD: never loads the driver itself), once per process. */
+ * (RTLD_NOLOAD: never loads the driver itself), once per process. Encoded maps are kept in a small
+ * process-wide cache keyed by every input of the encode (a map is a pure function of them, so a hit is
+ * always right): a GEMM called again on the same buffers skips its three encodes. */
 #include "tensormap.h"
 
 #include <dlfcn.h>
@@ -21,7 +23,53 @@ static void find_encode(void)
     /* the handle stays open: the driver glue holds the library for the life of the process anyway */
 }
 
+/* The cache: HK_TMAP_CACHE entries replaced round-robin, guarded by tmap_lock. */
+#define HK_TMAP_CACHE 32
+typedef struct hk_tmap_key {
+    const void *base;
+    uint64_t inner, outer, pitch;
+    uint32_t box_inner, box_outer;
+    int data_type, used;
+} hk_tmap_key;
+static hk_tmap_key tmap_keys[HK_TMAP_CACHE];
+static hk_cu_tensor_map tmap_maps[HK_TMAP_CACHE];
+static unsigned tmap_next;
+static pthread_mutex_t tmap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool hk_tmap_same(const hk_tmap_key *a, const hk_tmap_key *b)
+{
+    return a->used && a->base == b->base && a->inner == b->inner && a->outer == b->outer && a->pitch == b->pitch &&
+           a->box_inner == b->box_inner && a->box_outer == b->box_outer && a->data_type == b->data_type;
+}
+
+static hk_status hk_tmap_encode(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
+                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer);
+
 hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
+                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer)
+{
+    const hk_tmap_key key = {base, inner, outer, pitch_bytes, box_inner, box_outer, data_type, 1};
+    pthread_mutex_lock(&tmap_lock);
+    for (unsigned i = 0; i < HK_TMAP_CACHE; ++i) {
+        if (hk_tmap_same(&tmap_keys[i], &key)) {
+            *map = tmap_maps[i];
+            pthread_mutex_unlock(&tmap_lock);
+            return HK_OK;
+        }
+    }
+    pthread_mutex_unlock(&tmap_lock);
+    hk_status st = hk_tmap_encode(map, data_type, base, inner, outer, pitch_bytes, box_inner, box_outer);
+    if (st == HK_OK) {
+        pthread_mutex_lock(&tmap_lock);
+        const unsigned slot = tmap_next++ % HK_TMAP_CACHE;
+        tmap_keys[slot] = key;
+        tmap_maps[slot] = *map;
+        pthread_mutex_unlock(&tmap_lock);
+    }
+    return st;
+}
+
+static hk_status hk_tmap_encode(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
                                 uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer)
 {
     pthread_once(&encode_once, find_encode);

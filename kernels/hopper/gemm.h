@@ -1,4 +1,4 @@
-/* Kernel parameters and launch shape of kernels/hopper/gemm.cu, shared by the host glue (C11,
+/* Kernel parameters and launch shapes of kernels/hopper/gemm.cu, shared by the host glue (C11,
  * backends/cuda/gemm.c) and the device code (nvcc). Fixed-width fields only, so that both compilers lay
  * the struct out the same way. Every kernel takes (map_a, map_b, map_d, params), the three tensor maps
  * passed by value (__grid_constant__). */
@@ -7,35 +7,46 @@
 
 #include <stdint.h>
 
-#define HK_GEMM_BM 128     /* output tile rows: two consumer warpgroups of 64 */
-#define HK_GEMM_BN 256     /* output tile columns of the persistent kernels */
-#define HK_GEMM_BN_SK 128  /* output tile columns of the split-K kernels */
 #define HK_GEMM_BOX_K 128  /* bytes of K per k-block (64 bf16 or 128 e4m3): one 128-byte swizzle row */
 #define HK_GEMM_BOX_MN 64  /* M/N elements per box of an M/N-contiguous operand */
-#define HK_GEMM_BOX_B_ROWS 128 /* N rows per box of an N-row (K-major) B: the multicast unit */
 #define HK_GEMM_EPI_ROWS 64 /* D store box: 64 rows x 128 bytes */
-#define HK_GEMM_THREADS 384 /* producer warpgroup + two consumer warpgroups */
-#define HK_GEMM_STAGES 4    /* persistent: 4 x (A 16 KiB + B 32 KiB) */
-#define HK_GEMM_STAGES_SK 6 /* split-K: 6 x (A 16 KiB + B 16 KiB), deeper for the memory-bound skinny shapes */
-/* stages, 32 KiB of epilogue staging, 1 KiB alignment slack: the same for both tile shapes */
-#define HK_GEMM_SHARED_BYTES (HK_GEMM_STAGES * (HK_GEMM_BM + HK_GEMM_BN) * 128 + 32768 + 1024)
 #define HK_GEMM_GROUP_M 8 /* tile rows per L2 group of the persistent walk */
 
-/* Kernel families (name suffix), one per launch shape:
- *  ""     persistent, one CTA per SM walks 128 x 256 tiles;
- *  "_mc2" the same in clusters of 2 CTAs on vertically adjacent tiles: each loads half of the shared B
- *         k-block and multicasts it to both (a third less L2 -> SM traffic); grid even;
- *  "_sk2" one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
- *         tile, each taking half of K, and add their partial tiles through distributed shared memory (no
- *         workspace); grid = 2 * ceil(tiles * split / 2). For shapes with fewer tiles than SMs. */
-#define HK_GEMM_CLUSTER_SK 2
+/* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
+ * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands.
+ *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
+ *  P192  the same with 128 x 192 tiles, for tile counts that fill the last wave of 256-wide tiles badly;
+ *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
+ *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
+ *        workspace). For problems with fewer tiles than SMs;
+ *  M64   one 64 x 128 tile per CTA, one consumer warpgroup, no cluster (a cluster launch cost ~10% at these
+ *        sizes): small problems, twice the CTAs of 128-row tiles;
+ *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
+ *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
+ *        over the cluster as in SK2, D written transposed from registers.
+ * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
+ * kernel's own (swapped) m x n. */
+#define HK_GEMM_SHAPES(X)                                                                                       \
+    X(P256, , 128, 256, 4, 1, 1, 0)                                                                             \
+    X(P192, _n192, 128, 192, 4, 1, 1, 0)                                                                        \
+    X(SK2, _sk2, 128, 128, 6, 2, 0, 0)                                                                          \
+    X(M64, _m64, 64, 128, 8, 1, 0, 0)                                                                           \
+    X(SW16, _sw16, 64, 16, 16, 2, 0, 1)                                                                         \
+    X(SW32, _sw32, 64, 32, 14, 2, 0, 1)                                                                         \
+    X(SW64, _sw64, 64, 64, 12, 2, 0, 1)
+
+/* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
+#define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
+/* Ring stages of A (bm rows) and B (bn rows), 128 bytes each; per consumer warpgroup 16 KiB of epilogue
+ * staging for the TMA store (not with swapped operands: those store from registers); 1 KiB alignment slack. */
+#define HK_GEMM_SHARED_BYTES(bm, bn, stages, swap) ((stages) * ((bm) + (bn)) * 128 + ((swap) ? 0 : (bm) / 64 * 16384) + 1024)
 
 typedef struct hk_gemm_params {
-    int32_t m, n, k;
+    int32_t m, n, k;   /* the kernel's problem: with swapped operands m and n are the caller's n and m */
     int32_t group_m;   /* tile rows per L2 group */
     int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): store through map_d */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
-    int32_t split;     /* "_sk2" kernels: CTAs per tile splitting K (1 or 2); others ignore it */
+    int32_t split;     /* kernels in clusters of 2: CTAs per tile splitting K (1 or 2); others ignore it */
     int32_t pad_;
     void *d;
     const void *c;     /* read only when beta != 0; may alias d */

@@ -23,6 +23,7 @@ HK_DEV int num_warps() { return (int)((blockDim.x + 31u) >> 5); }
 HK_DEV int block_x() { return (int)blockIdx.x; }
 HK_DEV int block_y() { return (int)blockIdx.y; }
 HK_DEV int block_z() { return (int)blockIdx.z; }
+HK_DEV int grid_dim_x() { return (int)gridDim.x; }
 HK_DEV void block_sync() { __syncthreads(); }
 
 /* ---------------------------------------------------------------- numbers (round to nearest even) */

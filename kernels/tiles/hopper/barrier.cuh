@@ -70,15 +70,6 @@ __device__ __forceinline__ uint32_t cluster_map(const void *p, uint32_t rank)
     return r;
 }
 
-/* One arrival on the barrier at the same offset in cluster CTA `rank` (itself included), with the default
- * CTA-scope release: enough to hand a stage that this thread's (finished) wgmma read back to a peer's TMA.
- * The cluster-scope release (.release.cluster) costs a fence per arrival that waits for the warp's wgmma
- * still in flight: it halved GEMM throughput (bench/NOTES.md, v3). */
-__device__ __forceinline__ void barrier_arrive_remote(barrier &bar, uint32_t rank)
-{
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(&bar.word, rank)) : "memory");
-}
-
 /* 16 bytes of a peer CTA's shared memory (address from cluster_map). No memory clobber, so that several
  * loads issue before the first use; order them after the writes they read with cluster_sync(). */
 __device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)
@@ -118,7 +109,12 @@ __device__ __forceinline__ int warpgroup_index()
     return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
 }
 
-/* Sync `threads` threads on hardware barrier `id` (1..15; 0 is __syncthreads). */
+/* Every thread of the CTA (hardware barrier 0); orders shared memory among them. */
+__device__ __forceinline__ void cta_sync() { __syncthreads(); }
+/* Reconverge the warp (after one lane ran a role alone). */
+__device__ __forceinline__ void warp_sync() { __syncwarp(); }
+
+/* Sync `threads` threads on hardware barrier `id` (1..15; 0 is cta_sync). */
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads)
 {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");

@@ -123,6 +123,21 @@ HK_DEV void copy_async_wait(int pending)
     }
 }
 
+/* One fp32 value from or to an element of a CUDA storage type (float, __nv_bfloat16, __half; round to nearest
+ * even), and two adjacent elements as one access of twice the width (p aligned to it): accumulator epilogues. */
+HK_DEV float load_as_float(const float *p) { return *p; }
+HK_DEV float load_as_float(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
+HK_DEV float load_as_float(const __half *p) { return __half2float(*p); }
+HK_DEV void store_from_float(float *p, float x) { *p = x; }
+HK_DEV void store_from_float(__nv_bfloat16 *p, float x) { *p = __float2bfloat16_rn(x); }
+HK_DEV void store_from_float(__half *p, float x) { *p = __float2half_rn(x); }
+HK_DEV void store_from_float2(float *p, float x, float y) { *reinterpret_cast<float2 *>(p) = make_float2(x, y); }
+HK_DEV void store_from_float2(__nv_bfloat16 *p, float x, float y)
+{
+    *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(x, y);
+}
+HK_DEV void store_from_float2(__half *p, float x, float y) { *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(x, y); }
+
 } // namespace hk
 
 #endif

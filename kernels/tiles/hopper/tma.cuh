@@ -25,15 +25,19 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
                  : "memory");
 }
 
-/* Same box, written at dst's offset in every cluster CTA named in cta_mask (bit i: rank i); each copy
- * completes on the barrier at bar's offset in its own CTA. */
-__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
-                                                      uint16_t cta_mask)
+/* Dynamic shared memory rounded up to the 1024-byte alignment of 128B-swizzled tiles (the swizzle phase is
+ * taken from address bits 7-9; the launch reserves 1 KiB of slack for this). */
+__device__ __forceinline__ uint8_t *swizzle_aligned(uint8_t *p)
 {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_addr(dst)),
-                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(&bar.word)), "r"(x), "r"(y), "h"(cta_mask)
-                 : "memory");
+    return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
+}
+
+/* Byte offset of (row, byte) in a tile of 128-byte rows under the 128-byte swizzle (16-byte units XORed
+ * with row % 8): the layout TMA reads and writes with CU_TENSOR_MAP_SWIZZLE_128B. Rows of one 16-byte unit
+ * column land in different banks, so staging a fragment through it is conflict-free. */
+__device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t byte)
+{
+    return row * 128 + (((byte >> 4) ^ (row & 7)) << 4) + (byte & 15);
 }
 
 /* Store the box at (x, y) from src (1024-byte aligned); out-of-bounds box elements are not written.
