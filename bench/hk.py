@@ -50,7 +50,7 @@ class LnFusedArgs(_Args):
                 ('gamma', c_void_p), ('beta', c_void_p), ('y', c_void_p), ('y_stride', c_int64),
                 ('residual_out', c_void_p), ('residual_out_stride', c_int64),
                 ('mean', c_void_p), ('rstd', c_void_p), ('epsilon', c_float), ('dropout_p', c_float),
-                ('seed', c_uint64), ('offset', c_uint64), ('stream', c_void_p)]
+                ('seed', c_uint64), ('offset', c_uint64), ('stream', c_void_p), ('dropout_mask', c_void_p)]
 
 
 class LnFusedBwdArgs(_Args):
@@ -61,7 +61,8 @@ class LnFusedBwdArgs(_Args):
                 ('mean', c_void_p), ('rstd', c_void_p), ('dx', c_void_p), ('dx_stride', c_int64),
                 ('dresidual', c_void_p), ('dresidual_stride', c_int64), ('dgamma', c_void_p), ('dbeta', c_void_p),
                 ('dropout_p', c_float), ('seed', c_uint64), ('offset', c_uint64),
-                ('workspace', c_void_p), ('workspace_size', c_size_t), ('stream', c_void_p)]
+                ('workspace', c_void_p), ('workspace_size', c_size_t), ('stream', c_void_p),
+                ('dropout_mask', c_void_p)]
 
 
 class HkError(RuntimeError):

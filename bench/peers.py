@@ -202,7 +202,7 @@ def bench_rotary(b):
 # ---------------------------------------------------------------- dropout + residual + LayerNorm
 
 LN_SHAPES = [(65536, 1024), (65536, 4096), (32768, 8192)]
-LN_P = 0.1
+LN_P = 0.1  # --ln-p
 
 
 def ln_torch(x, res, w, bias, p):
@@ -219,6 +219,9 @@ class LnInputs:
         self.z = [torch.empty_like(t) for t in self.x]
         self.mean = [torch.empty(T, device=b.dev, dtype=torch.float32) for _ in range(sets)]
         self.rstd = [torch.empty(T, device=b.dev, dtype=torch.float32) for _ in range(sets)]
+        # the forward's packed keep mask (hk.h dropout_mask), which the backward reads instead of Philox
+        self.words = (D + 31) // 32
+        self.mask = [torch.empty(T * self.words, device=b.dev, dtype=torch.int32) for _ in range(sets)]
         self.w = (1.0 + 0.1 * torch.randn(D, device=b.dev)).to(torch.bfloat16)
         self.bias = (0.1 * torch.randn(D, device=b.dev)).to(torch.bfloat16)
         self.fwd = [hk.LnFusedArgs(norm=hk.NORM['layer'], dtype=hk.DTYPE['bf16'], param_type=hk.DTYPE['bf16'],
@@ -226,8 +229,16 @@ class LnInputs:
                                    gamma=self.w.data_ptr(), beta=self.bias.data_ptr(), y=self.y[s].data_ptr(),
                                    residual_out=self.z[s].data_ptr(), mean=self.mean[s].data_ptr(),
                                    rstd=self.rstd[s].data_ptr(), epsilon=1e-5, dropout_p=LN_P, seed=1234,
-                                   offset=s, stream=b.stream)
+                                   offset=s, stream=b.stream, dropout_mask=self.mask[s].data_ptr())
                     for s in range(sets)]
+
+    def mask_bytes(self):
+        return self.mask[0].numel() * 4
+
+    def kept(self, s):
+        """The mask words unpacked to [T, D] booleans."""
+        bits = (self.mask[s].view(-1, self.words, 1) >> torch.arange(32, device=self.mask[s].device)) & 1
+        return bits.view(self.mask[s].numel() // self.words, -1)[:, :self.x[s].shape[1]].bool()
 
 
 @group('ln_fwd')
@@ -238,6 +249,7 @@ def bench_ln_fwd(b):
         nbytes = 4 * T * D * 2  # x, residual read; y, residual_out written (bf16)
         sets = b.sets_for(nbytes)
         t = LnInputs(b, T, D, sets)
+        nbytes += t.mask_bytes()  # and the packed dropout mask written
 
         def run_hk(i):
             b.lib.check(b.lib.lib.hk_ln_fused(b.ctx, t.fwd[i % sets]), 'hk_ln_fused')
@@ -248,6 +260,12 @@ def bench_ln_fwd(b):
         b.check('ln_fwd', shape, 'y vs fp32 LN of residual_out', rel_err(t.y[0], ref), 1e-2)
         kept = ((t.z[0] - t.res[0]) != 0).float().mean().item()
         b.check('ln_fwd', shape, '|kept fraction - (1-p)|', abs(kept - (1 - LN_P)), 2e-3)
+        # z == residual can also be a kept x too small to change z in bf16, so only one direction is exact
+        mask_kept = t.kept(0)
+        b.check('ln_fwd', shape, 'elements with z != residual that dropout_mask drops',
+                float((((t.z[0] - t.res[0]) != 0) & ~mask_kept).sum().item()), 0.0)
+        b.check('ln_fwd', shape, '|dropout_mask kept fraction - (1-p)|', abs(mask_kept.float().mean().item() - (1 - LN_P)),
+                2e-3)
         b.row('ln_fwd', shape, 'libhk', run_hk, bytes=nbytes)
         b.row('ln_fwd', shape, 'torch.compile',
               lambda i: ln_c(t.x[i % sets], t.res[i % sets], t.w, t.bias, LN_P), bytes=nbytes)
@@ -278,8 +296,13 @@ def bench_ln_bwd(b):
                                  rows=T, cols=D, dy=dys[s].data_ptr(), z=t.z[s].data_ptr(), gamma=t.w.data_ptr(),
                                  mean=t.mean[s].data_ptr(), rstd=t.rstd[s].data_ptr(), dx=dxs[s].data_ptr(),
                                  dresidual=dres[s].data_ptr(), dgamma=dgamma.data_ptr(), dbeta=dbeta.data_ptr(),
-                                 dropout_p=LN_P, seed=1234, offset=s, stream=b.stream)
+                                 dropout_p=LN_P, seed=1234, offset=s, stream=b.stream,
+                                 dropout_mask=t.mask[s].data_ptr())
                for s in range(sets)]
+        # the same without the mask: Philox drawn again (seed, offset) instead
+        philox = [hk.LnFusedBwdArgs.from_buffer_copy(a) for a in bwd]
+        for a in philox:
+            a.dropout_mask = None
         sizes = []  # the plan (and its workspace) may differ per --env value
 
         def ask(tag):
@@ -289,11 +312,14 @@ def bench_ln_bwd(b):
 
         b.each_env(ask)
         ws = torch.empty(max(max(sizes), 1), device=b.dev, dtype=torch.uint8)
-        for a in bwd:
+        for a in bwd + philox:
             a.workspace, a.workspace_size = ws.data_ptr(), max(sizes)
 
         def run_hk(i):
             b.lib.check(b.lib.lib.hk_ln_fused_bwd(b.ctx, bwd[i % sets]), 'hk_ln_fused_bwd')
+
+        def run_hk_philox(i):
+            b.lib.check(b.lib.lib.hk_ln_fused_bwd(b.ctx, philox[i % sets]), 'hk_ln_fused_bwd')
 
         # Reference: autograd of LN in fp32 on libhk's own z; the mask is the forward's (z - residual != 0).
         zf = t.z[0].float().requires_grad_(True)
@@ -321,7 +347,13 @@ def bench_ln_bwd(b):
             b.check('ln_bwd', shape, 'dgamma run-to-run difference' + tag, (dgamma - first).abs().max().item(), 0.0)
 
         b.each_env(check_hk)
-        b.row('ln_bwd', shape, 'libhk', run_hk, bytes=nbytes)
+        dx_mask, dres_mask = dxs[0].clone(), dres[0].clone()
+        run_hk_philox(0)
+        torch.cuda.synchronize()
+        b.check('ln_bwd', shape, 'dx, dresidual: given mask vs Philox again (elements differing)',
+                float((dxs[0] != dx_mask).sum().item() + (dres[0] != dres_mask).sum().item()), 0.0)
+        b.row('ln_bwd', shape, 'libhk', run_hk, bytes=nbytes + t.mask_bytes())
+        b.row('ln_bwd', shape, 'libhk, Philox', run_hk_philox, bytes=nbytes)
         del zf, wf, bf, yref, dz, dw, db
 
         # Peers: the backward of their own forward graph (dx, dresidual, dgamma, dbeta), retained for repeats.
@@ -406,6 +438,7 @@ def write_report(b, out_dir, device, driver):
 
 
 def main():
+    global LN_P
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--lib', default=None, help='path of libhk.so (default: $HK_LIB, then the loader path)')
     ap.add_argument('--out', default='bench-out')
@@ -413,9 +446,11 @@ def main():
     ap.add_argument('--reps', type=int, default=100)
     ap.add_argument('--warmup', type=int, default=10)
     ap.add_argument('--libhk-only', action='store_true', help='skip the PyTorch rows (copies still run)')
+    ap.add_argument('--ln-p', type=float, default=LN_P, help='dropout probability of the LN rows (0: no mask)')
     ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME '
                     '(e.g. HK_CUDA_TUNE_GEMM=p1,sk2), two alternating rounds')
     args = ap.parse_args()
+    LN_P = args.ln_p
     b = Bench(args)
     device = torch.cuda.get_device_name(0)
     driver = os.popen('nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null').read().strip()

@@ -292,7 +292,13 @@ HK_API hk_status hk_rotary(hk_context *ctx, const hk_rotary_args *args);
  * rounded to the activation dtype for residual_out.
  * Mask: element i = r * cols + c draws Philox4x32-10 with key {seed lo, seed hi} and counter
  * {(i/4) lo, (i/4) hi, offset lo, offset hi}; it is kept iff output word i % 4 >= hk_dropout_threshold(p).
- * Each (seed, offset) pair gives an independent mask: advance offset once per call. */
+ * Each (seed, offset) pair gives an independent mask: advance offset once per call.
+ * dropout_mask (optional, 4-byte aligned, HK_DROPOUT_MASK_WORDS(cols) uint32 words per row, rows packed): the
+ * forward also writes the mask there, bit c % 32 of word r * HK_DROPOUT_MASK_WORDS(cols) + c / 32 set iff
+ * element (r, c) is kept (bits past cols are 0); the backward can then read it instead of drawing Philox again,
+ * which is most of its arithmetic (1 bit per element: 1/16 of a bf16 tensor's bytes). */
+#define HK_DROPOUT_MASK_WORDS(cols) (((cols) + 31) / 32)
+
 typedef enum hk_norm_type { HK_NORM_LAYER = 0, HK_NORM_RMS = 1 } hk_norm_type;
 
 typedef struct hk_ln_fused_args {
@@ -311,6 +317,7 @@ typedef struct hk_ln_fused_args {
     float dropout_p;
     uint64_t seed, offset;
     void *stream;
+    uint32_t *dropout_mask; /* optional out: the keep mask (see above); written whenever set, all ones for p = 0 */
 } hk_ln_fused_args;
 
 HK_API hk_status hk_ln_fused(hk_context *ctx, const hk_ln_fused_args *args);
@@ -319,7 +326,9 @@ HK_API hk_status hk_ln_fused(hk_context *ctx, const hk_ln_fused_args *args);
  * and optionally dz_extra (a gradient reaching z from elsewhere, e.g. the residual stream).
  * Outputs: dresidual = dz (optional), dx = dz * mask / (1 - p), dgamma and dbeta (fp32 [cols]; dbeta only
  * for LayerNorm with beta; overwritten, not accumulated; an empty problem, rows == 0 included, writes nothing).
- * workspace: hk_ln_fused_bwd_workspace_size() bytes of device memory. */
+ * workspace: hk_ln_fused_bwd_workspace_size() bytes of device memory.
+ * dropout_mask (optional): the forward's mask; when set, it decides which elements are kept and seed and offset
+ * are not used (dropout_p still gives the scale). */
 typedef struct hk_ln_fused_bwd_args {
     size_t struct_size;
     hk_norm_type norm;
@@ -338,6 +347,7 @@ typedef struct hk_ln_fused_bwd_args {
     uint64_t seed, offset;
     void *workspace; size_t workspace_size;
     void *stream;
+    const uint32_t *dropout_mask;
 } hk_ln_fused_bwd_args;
 
 HK_API hk_status hk_ln_fused_bwd_workspace_size(hk_context *ctx, const hk_ln_fused_bwd_args *args, size_t *bytes);

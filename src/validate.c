@@ -377,6 +377,16 @@ static hk_status check_norm_common(const char *op, hk_norm_type norm, hk_dtype d
     return HK_OK;
 }
 
+/* The optional packed keep mask: HK_DROPOUT_MASK_WORDS(cols) uint32 words per row. */
+static hk_status check_dropout_mask(const char *op, const uint32_t *mask, int64_t rows, int64_t cols)
+{
+    int64_t words;
+    if (mask && __builtin_mul_overflow(rows, (int64_t)HK_DROPOUT_MASK_WORDS(cols), &words))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: the dropout mask of %lld x %lld is too large", op, (long long)rows,
+                       (long long)cols);
+    return check_pointer(op, "dropout_mask", mask, sizeof(uint32_t), mask != NULL);
+}
+
 hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *a)
 {
     const char *op = "ln_fused";
@@ -400,7 +410,8 @@ hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *a)
         (st = check_pointer(op, "gamma", a->gamma, param, rows)) ||
         (st = check_pointer(op, "beta", a->beta, param, a->beta != NULL)) ||
         (st = check_pointer(op, "mean", a->mean, sizeof(float), a->mean != NULL)) ||
-        (st = check_pointer(op, "rstd", a->rstd, sizeof(float), a->rstd != NULL)))
+        (st = check_pointer(op, "rstd", a->rstd, sizeof(float), a->rstd != NULL)) ||
+        (st = check_dropout_mask(op, a->dropout_mask, a->rows, a->cols)))
         return st;
     return HK_OK;
 }
@@ -425,7 +436,8 @@ hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_b
         (st = check_pointer(op, "mean", a->mean, sizeof(float), rows && a->norm == HK_NORM_LAYER)) ||
         (st = check_pointer(op, "rstd", a->rstd, sizeof(float), rows)) ||
         (st = check_pointer(op, "dgamma", a->dgamma, sizeof(float), a->dgamma != NULL)) ||
-        (st = check_pointer(op, "dbeta", a->dbeta, sizeof(float), a->dbeta != NULL)))
+        (st = check_pointer(op, "dbeta", a->dbeta, sizeof(float), a->dbeta != NULL)) ||
+        (st = check_dropout_mask(op, a->dropout_mask, a->rows, a->cols)))
         return st;
     return HK_OK;
 }

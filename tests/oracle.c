@@ -375,7 +375,10 @@ void orc_ln_bwd(const orc_ln *p, const double *dy, const double *z, const double
 {
     int64_t R = p->rows, C = p->cols;
     uint8_t *keep = malloc((size_t)(R * C > 0 ? R * C : 1));
-    orc_dropout_mask(p->seed, p->offset, p->dropout_p, R * C, keep);
+    if (p->keep_in)
+        memcpy(keep, p->keep_in, (size_t)(R * C));
+    else
+        orc_dropout_mask(p->seed, p->offset, p->dropout_p, R * C, keep);
     double scale = 1.0 / (1.0 - (double)p->dropout_p);
     for (int64_t c = 0; c < C; ++c)
         dgamma[c] = dbeta[c] = 0;

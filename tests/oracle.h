@@ -66,6 +66,7 @@ typedef struct orc_ln {
     double epsilon;
     float dropout_p;
     uint64_t seed, offset;
+    const uint8_t *keep_in; /* orc_ln_bwd: the keep mask to apply [rows * cols]; NULL: (seed, offset)'s */
 } orc_ln;
 
 /* Inputs [rows][cols] (residual, beta may be NULL); outputs z, y [rows][cols], mean, rstd [rows] (mean is 0 for

@@ -22,48 +22,62 @@ typedef struct ln_case {
     float eps; /* 0: default 1e-5 */
     int64_t pad; /* padding elements after each row (0: default strides) */
     int dz_extra, dresidual; /* bwd only */
+    int mask; /* fwd: also write dropout_mask; bwd: 1 pass the Philox mask as dropout_mask, 2 pass a random one */
 } ln_case;
 
 #define SEED1 0x0123456789ABCDEFull
 #define OFF1 0x0000000500000007ull
 
 static const ln_case fwd_cases[] = {
-    {"ln_p0", TH_ALL, BF, F32, 0, 64, 128, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},
-    {"ln_p0_default_param_type", TH_ALL, BF, HK_DTYPE_NONE, 0, 16, 256, 0, 1, 1, 1, 0, 0, 0, 1e-3f, 0, 0, 0},
-    {"ln_p0_param_bf16", TH_ALL, BF, BF, 0, 32, 128, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},
-    {"rms_p0", TH_ALL, BF, F32, 1, 64, 256, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0},
-    {"rms_p0_residual_param_bf16", TH_ALL, BF, BF, 1, 16, 128, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0},
-    {"ln_dropout_0.1_residual", TH_ALL, BF, F32, 0, 32, 256, 1, 1, 1, 1, 0.1f, SEED1, OFF1, 0, 0, 0, 0},
-    {"ln_dropout_0.5_no_residual", TH_ALL, BF, F32, 0, 16, 128, 0, 1, 1, 1, 0.5f, 42, 0, 0, 0, 0, 0},
-    {"rms_dropout_0.5", TH_ALL, BF, F32, 1, 32, 128, 1, 0, 1, 1, 0.5f, 7, 3, 0, 0, 0, 0},
-    {"rms_dropout_0.9_no_residual", TH_ALL, BF, BF, 1, 8, 256, 0, 0, 1, 1, 0.9f, 0xFFFFFFFF00000001ull, 1ull << 40, 0, 0, 0, 0},
-    {"ln_dropout_y_only", TH_ALL, BF, F32, 0, 8, 128, 1, 1, 0, 0, 0.2f, 99, 100, 0, 0, 0, 0},
-    {"ln_f16_dropout", TH_ALL, F16, F16, 0, 16, 128, 1, 1, 1, 1, 0.25f, 5, 6, 0, 0, 0, 0},
-    {"ln_f32", TH_ALL, F32, F32, 0, 16, 128, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},
-    {"rms_f32_dropout", TH_ALL, F32, F32, 1, 16, 96, 1, 0, 1, 1, 0.3f, 1234, 5678, 0, 0, 0, 0},
-    {"ln_strided", TH_ALL, BF, F32, 0, 16, 128, 1, 1, 1, 1, 0.1f, 11, 12, 0, 8, 0, 0},
-    {"ln_1x1", TH_ALL, BF, F32, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},
-    {"rms_1x1_dropout", TH_ALL, F32, F32, 1, 1, 1, 0, 0, 1, 1, 0.5f, 3, 0, 0, 0, 0, 0},
-    {"ln_7x127_dropout", TH_ALL, BF, F32, 0, 7, 127, 1, 1, 1, 1, 0.15f, 77, 1, 0, 0, 0, 0},
-    {"rms_odd_strides", TH_NOT_EMU, BF, F32, 1, 33, 127, 1, 0, 1, 1, 0.1f, 8, 9, 0, 3, 0, 0},
-    {"ln_1000x1000_dropout", TH_NOT_EMU, BF, BF, 0, 1000, 1000, 1, 1, 1, 1, 0.1f, SEED1, OFF1, 0, 0, 0, 0},
-    {"rms_1000x1000", TH_NOT_EMU, BF, F32, 1, 1000, 1000, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"ln_p0", TH_ALL, BF, F32, 0, 64, 128, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ln_p0_default_param_type", TH_ALL, BF, HK_DTYPE_NONE, 0, 16, 256, 0, 1, 1, 1, 0, 0, 0, 1e-3f, 0, 0, 0, 0},
+    {"ln_p0_param_bf16", TH_ALL, BF, BF, 0, 32, 128, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"rms_p0", TH_ALL, BF, F32, 1, 64, 256, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"rms_p0_residual_param_bf16", TH_ALL, BF, BF, 1, 16, 128, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ln_dropout_0.1_residual", TH_ALL, BF, F32, 0, 32, 256, 1, 1, 1, 1, 0.1f, SEED1, OFF1, 0, 0, 0, 0, 0},
+    {"ln_dropout_0.5_no_residual", TH_ALL, BF, F32, 0, 16, 128, 0, 1, 1, 1, 0.5f, 42, 0, 0, 0, 0, 0, 0},
+    {"rms_dropout_0.5", TH_ALL, BF, F32, 1, 32, 128, 1, 0, 1, 1, 0.5f, 7, 3, 0, 0, 0, 0, 0},
+    {"rms_dropout_0.9_no_residual", TH_ALL, BF, BF, 1, 8, 256, 0, 0, 1, 1, 0.9f, 0xFFFFFFFF00000001ull, 1ull << 40, 0, 0, 0, 0, 0},
+    {"ln_dropout_y_only", TH_ALL, BF, F32, 0, 8, 128, 1, 1, 0, 0, 0.2f, 99, 100, 0, 0, 0, 0, 0},
+    {"ln_f16_dropout", TH_ALL, F16, F16, 0, 16, 128, 1, 1, 1, 1, 0.25f, 5, 6, 0, 0, 0, 0, 0},
+    {"ln_f32", TH_ALL, F32, F32, 0, 16, 128, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"rms_f32_dropout", TH_ALL, F32, F32, 1, 16, 96, 1, 0, 1, 1, 0.3f, 1234, 5678, 0, 0, 0, 0, 0},
+    {"ln_strided", TH_ALL, BF, F32, 0, 16, 128, 1, 1, 1, 1, 0.1f, 11, 12, 0, 8, 0, 0, 0},
+    {"ln_1x1", TH_ALL, BF, F32, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"rms_1x1_dropout", TH_ALL, F32, F32, 1, 1, 1, 0, 0, 1, 1, 0.5f, 3, 0, 0, 0, 0, 0, 0},
+    {"ln_7x127_dropout", TH_ALL, BF, F32, 0, 7, 127, 1, 1, 1, 1, 0.15f, 77, 1, 0, 0, 0, 0, 0},
+    {"rms_odd_strides", TH_NOT_EMU, BF, F32, 1, 33, 127, 1, 0, 1, 1, 0.1f, 8, 9, 0, 3, 0, 0, 0},
+    {"ln_1000x1000_dropout", TH_NOT_EMU, BF, BF, 0, 1000, 1000, 1, 1, 1, 1, 0.1f, SEED1, OFF1, 0, 0, 0, 0, 0},
+    {"rms_1000x1000", TH_NOT_EMU, BF, F32, 1, 1000, 1000, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    /* the mask written beside the output: bits equal the Philox decisions, bits past cols are 0 */
+    {"ln_dropout_mask_out", TH_ALL, BF, F32, 0, 32, 256, 1, 1, 1, 1, 0.1f, SEED1, OFF1, 0, 0, 0, 0, 1},
+    {"rms_dropout_mask_out_7x127_f32", TH_ALL, F32, F32, 1, 7, 127, 0, 0, 0, 1, 0.3f, 5, 9, 0, 0, 0, 0, 1},
+    {"ln_p0_mask_out_all_kept", TH_ALL, F16, F16, 0, 5, 40, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1},
+    {"ln_dropout_mask_out_1000x1000", TH_NOT_EMU, BF, BF, 0, 1000, 1000, 1, 1, 1, 1, 0.1f, 3, 4, 0, 8, 0, 0, 1},
 };
 
 static const ln_case bwd_cases[] = {
-    {"ln_bwd_p0", TH_ALL, BF, F32, 0, 64, 128, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-    {"ln_bwd_p0_no_dbeta_dz_extra", TH_ALL, BF, F32, 0, 32, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1},
-    {"rms_bwd_p0", TH_ALL, BF, F32, 1, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-    {"ln_bwd_dropout_0.1", TH_ALL, BF, F32, 0, 32, 256, 0, 1, 0, 0, 0.1f, SEED1, OFF1, 0, 0, 1, 1},
-    {"rms_bwd_dropout_0.5_no_dresidual", TH_ALL, BF, F32, 1, 32, 128, 0, 0, 0, 0, 0.5f, 7, 3, 0, 0, 1, 0},
-    {"ln_bwd_param_bf16", TH_ALL, BF, BF, 0, 16, 128, 0, 1, 0, 0, 0.25f, 1, 2, 0, 0, 0, 1},
-    {"ln_bwd_f16", TH_ALL, F16, F16, 0, 16, 128, 0, 1, 0, 0, 0.1f, 3, 4, 0, 0, 1, 1},
-    {"ln_bwd_f32", TH_ALL, F32, F32, 0, 16, 96, 0, 1, 0, 0, 0.2f, 5, 6, 0, 0, 1, 1},
-    {"rms_bwd_f32", TH_ALL, F32, F32, 1, 16, 96, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-    {"ln_bwd_strided", TH_ALL, BF, F32, 0, 16, 128, 0, 1, 0, 0, 0.1f, 13, 14, 0, 8, 1, 1},
-    {"ln_bwd_1x7", TH_ALL, BF, F32, 0, 1, 7, 0, 1, 0, 0, 0.5f, 21, 22, 0, 0, 1, 1},
-    {"rms_bwd_7x127_odd_strides", TH_NOT_EMU, BF, F32, 1, 7, 127, 0, 0, 0, 0, 0.3f, 31, 32, 0, 3, 1, 1},
-    {"ln_bwd_1000x1000", TH_NOT_EMU, BF, F32, 0, 1000, 1000, 0, 1, 0, 0, 0.1f, SEED1, OFF1, 0, 0, 1, 1},
+    {"ln_bwd_p0", TH_ALL, BF, F32, 0, 64, 128, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"ln_bwd_p0_no_dbeta_dz_extra", TH_ALL, BF, F32, 0, 32, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+    {"rms_bwd_p0", TH_ALL, BF, F32, 1, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"ln_bwd_dropout_0.1", TH_ALL, BF, F32, 0, 32, 256, 0, 1, 0, 0, 0.1f, SEED1, OFF1, 0, 0, 1, 1, 0},
+    {"rms_bwd_dropout_0.5_no_dresidual", TH_ALL, BF, F32, 1, 32, 128, 0, 0, 0, 0, 0.5f, 7, 3, 0, 0, 1, 0, 0},
+    {"ln_bwd_param_bf16", TH_ALL, BF, BF, 0, 16, 128, 0, 1, 0, 0, 0.25f, 1, 2, 0, 0, 0, 1, 0},
+    {"ln_bwd_f16", TH_ALL, F16, F16, 0, 16, 128, 0, 1, 0, 0, 0.1f, 3, 4, 0, 0, 1, 1, 0},
+    {"ln_bwd_f32", TH_ALL, F32, F32, 0, 16, 96, 0, 1, 0, 0, 0.2f, 5, 6, 0, 0, 1, 1, 0},
+    {"rms_bwd_f32", TH_ALL, F32, F32, 1, 16, 96, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"ln_bwd_strided", TH_ALL, BF, F32, 0, 16, 128, 0, 1, 0, 0, 0.1f, 13, 14, 0, 8, 1, 1, 0},
+    {"ln_bwd_1x7", TH_ALL, BF, F32, 0, 1, 7, 0, 1, 0, 0, 0.5f, 21, 22, 0, 0, 1, 1, 0},
+    {"rms_bwd_7x127_odd_strides", TH_NOT_EMU, BF, F32, 1, 7, 127, 0, 0, 0, 0, 0.3f, 31, 32, 0, 3, 1, 1, 0},
+    {"ln_bwd_1000x1000", TH_NOT_EMU, BF, F32, 0, 1000, 1000, 0, 1, 0, 0, 0.1f, SEED1, OFF1, 0, 0, 1, 1, 0},
+    /* the forward's mask given: the Philox one (same result), then one unrelated to seed/offset */
+    {"ln_bwd_given_philox_mask", TH_ALL, BF, F32, 0, 32, 256, 0, 1, 0, 0, 0.1f, SEED1, OFF1, 0, 0, 1, 1, 1},
+    {"ln_bwd_given_random_mask", TH_ALL, BF, F32, 0, 16, 128, 0, 1, 0, 0, 0.3f, 1, 2, 0, 0, 1, 1, 2},
+    {"rms_bwd_given_random_mask_f32_7x127", TH_ALL, F32, F32, 1, 7, 127, 0, 0, 0, 0, 0.5f, 3, 4, 0, 0, 0, 1, 2},
+    {"ln_bwd_given_random_mask_f16_p0", TH_ALL, F16, F16, 0, 9, 64, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2},
+    {"ln_bwd_given_random_mask_1000x2048", TH_NOT_EMU, BF, F32, 0, 1000, 2048, 0, 1, 0, 0, 0.1f, 5, 6, 0, 0, 0, 1, 2},
+    {"ln_bwd_given_random_mask_300x4096_dz_extra", TH_NOT_EMU, BF, F32, 0, 300, 4096, 0, 1, 0, 0, 0.1f, 5, 6, 0, 0, 1, 1, 2},
+    {"ln_bwd_given_random_mask_100x8192", TH_NOT_EMU, BF, BF, 0, 100, 8192, 0, 1, 0, 0, 0.25f, 7, 8, 0, 8, 1, 1, 2},
 };
 
 static hk_dtype param_dtype(const ln_case *l) { return l->param == HK_DTYPE_NONE ? F32 : l->param; }
@@ -104,6 +118,20 @@ static void fill_x(th_rng *rng, hk_dtype t, double *x, int64_t n)
         double mag = th_uniform(rng, 0.5, 1.5);
         x[i] = orc_round(t, th_next(rng) & 1 ? mag : -mag);
     }
+}
+
+static int64_t mask_words(int64_t cols) { return HK_DROPOUT_MASK_WORDS(cols); }
+
+/* The packed mask of keep[rows * cols] (bit c % 32 of word r * words + c / 32). */
+static uint32_t *pack_mask(const uint8_t *keep, int64_t rows, int64_t cols)
+{
+    int64_t words = mask_words(cols);
+    uint32_t *m = th_host(sizeof(uint32_t) * (size_t)(rows * words > 0 ? rows * words : 1));
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j)
+            if (keep[r * cols + j])
+                m[r * words + j / 32] |= 1u << (j % 32);
+    return m;
 }
 
 static void run_fwd(const th_ctx *c, const void *param)
@@ -153,10 +181,13 @@ static void run_fwd(const th_ctx *c, const void *param)
     args.dropout_p = l->p;
     args.seed = l->seed;
     args.offset = l->offset;
+    size_t mask_bytes = sizeof(uint32_t) * (size_t)(R * mask_words(C));
+    if (l->mask)
+        args.dropout_mask = th_dev(c, mask_bytes); /* poisoned: every word must be written */
 
     th_op_status(c, hk_ln_fused(c->ctx, &args), "hk_ln_fused");
 
-    orc_ln o = {l->rms, R, C, l->eps != 0 ? (double)l->eps : (double)1e-5f, l->p, l->seed, l->offset};
+    orc_ln o = {l->rms, R, C, l->eps != 0 ? (double)l->eps : (double)1e-5f, l->p, l->seed, l->offset, NULL};
     double *z = th_host(sizeof(double) * (size_t)n), *y = th_host(sizeof(double) * (size_t)n);
     double *mean = th_host(sizeof(double) * (size_t)R), *rstd = th_host(sizeof(double) * (size_t)R);
     uint8_t *keep = th_host((size_t)n);
@@ -192,6 +223,19 @@ static void run_fwd(const th_ctx *c, const void *param)
         if (!l->rms)
             ok &= check_f32_vec(c, "mean", args.mean, mean, R, tol);
         ok &= check_f32_vec(c, "rstd", args.rstd, rstd, R, tol);
+    }
+    if (l->mask) {
+        uint32_t *want = pack_mask(keep, R, C), *got = th_host(mask_bytes);
+        th_download(c, got, args.dropout_mask, mask_bytes);
+        int64_t bad = 0;
+        for (int64_t w = 0; w < R * mask_words(C); ++w)
+            if (got[w] != want[w] && bad++ < 5)
+                th_log("dropout_mask word %" PRId64 " (row %" PRId64 "): 0x%08x, want 0x%08x", w, w / mask_words(C),
+                       got[w], want[w]);
+        if (bad) {
+            th_log("dropout_mask: %" PRId64 " words differ", bad);
+            ok = false;
+        }
     }
     th_expect(ok, "hk_ln_fused result");
 }
@@ -263,6 +307,19 @@ static void run_bwd(const th_ctx *c, const void *param)
     args.dropout_p = l->p;
     args.seed = l->seed;
     args.offset = l->offset;
+    /* the keep mask the backward must apply: the (seed, offset) stream's, or a random one passed in */
+    uint8_t *keep = th_host((size_t)(n > 0 ? n : 1));
+    if (l->mask == 2)
+        for (int64_t i = 0; i < n; ++i)
+            keep[i] = th_uniform(&rng, 0, 1) >= 0.4;
+    else
+        orc_dropout_mask(l->seed, l->offset, l->p, n, keep);
+    if (l->mask) {
+        size_t mask_bytes = sizeof(uint32_t) * (size_t)(R * mask_words(C));
+        uint32_t *dm = th_dev(c, mask_bytes);
+        th_upload(c, dm, pack_mask(keep, R, C), mask_bytes);
+        args.dropout_mask = dm;
+    }
     size_t ws = 0;
     th_op_status(c, hk_ln_fused_bwd_workspace_size(c->ctx, &args, &ws), "hk_ln_fused_bwd_workspace_size");
     if (ws) {
@@ -272,12 +329,10 @@ static void run_bwd(const th_ctx *c, const void *param)
 
     th_op_status(c, hk_ln_fused_bwd(c->ctx, &args), "hk_ln_fused_bwd");
 
-    orc_ln o = {l->rms, R, C, eps, l->p, l->seed, l->offset};
+    orc_ln o = {l->rms, R, C, eps, l->p, l->seed, l->offset, keep};
     double *dz = th_host(sizeof(double) * (size_t)n), *dx = th_host(sizeof(double) * (size_t)n);
     double *dgamma = th_host(sizeof(double) * (size_t)C), *dbeta = th_host(sizeof(double) * (size_t)C);
-    uint8_t *keep = th_host((size_t)n);
     orc_ln_bwd(&o, dy, z, gamma, mean, rstd, l->dz_extra ? extra : NULL, dz, dx, dgamma, dbeta);
-    orc_dropout_mask(l->seed, l->offset, l->p, n, keep);
 
     bool ok = true;
     th_tol tol = th_tol_for(l->dt, c);

@@ -305,7 +305,7 @@ static void test_ln_oracle(const th_ctx *c, const void *param)
     enum { R = 3, C = 9, N = R * C };
     for (int rms = 0; rms < 2; ++rms)
         for (int drop = 0; drop < 2; ++drop) {
-            orc_ln p = {rms, R, C, 1e-3, drop ? 0.4f : 0.0f, 77, 5};
+            orc_ln p = {rms, R, C, 1e-3, drop ? 0.4f : 0.0f, 77, 5, NULL};
             double x[N], res[N], g[C], b[C], dy[N], extra[N], z[N], y[N], mean[R], rstd[R];
             double dz[N], dx[N], dg[C], db[C];
             uint8_t keep[N];

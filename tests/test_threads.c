@@ -130,7 +130,7 @@ static void one_norm(worker *w, th_rng *rng, int it)
     if (st != HK_OK) {
         worker_fail(w, "hk_ln_fused", st);
     } else {
-        orc_ln o = {1, R, C, 1e-5f, 0.3f, l.seed, l.offset};
+        orc_ln o = {1, R, C, 1e-5f, 0.3f, l.seed, l.offset, NULL};
         orc_ln_fwd(&o, x, NULL, g, NULL, zr, yr, mean, rstd, keep);
         download(w, HK_DTYPE_F32, yd, y, n);
         download(w, HK_DTYPE_F32, zd, z, n);

@@ -580,6 +580,10 @@ static void test_ln_fused(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_ln_fused(ctx, &l), "y_stride");
     l = base, l.residual = base.x, l.residual_stride = 3;
     EXPECT_INVALID(hk_ln_fused(ctx, &l), "residual_stride");
+    l = base, l.dropout_mask = (uint32_t *)HALF(base.mean);
+    EXPECT_INVALID(hk_ln_fused(ctx, &l), "dropout_mask");
+    l = base, l.dropout_mask = th_dev(c, LR * HK_DROPOUT_MASK_WORDS(LC) * sizeof(uint32_t));
+    EXPECT_OK(hk_ln_fused(ctx, &l));
     finish();
 }
 
@@ -628,6 +632,8 @@ static void test_ln_fused_bwd(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_ln_fused_bwd(ctx, &l), "struct_size");
     l = base, l.norm = (hk_norm_type)-1;
     EXPECT_INVALID(hk_ln_fused_bwd(ctx, &l), "norm");
+    l = base, l.dropout_mask = (const uint32_t *)HALF(base.dgamma);
+    EXPECT_INVALID(hk_ln_fused_bwd(ctx, &l), "dropout_mask");
     l = base, l.dtype = (hk_dtype)99;
     EXPECT_INVALID(hk_ln_fused_bwd(ctx, &l), "dtype");
     l = base, l.rows = -2;

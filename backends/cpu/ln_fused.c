@@ -20,24 +20,36 @@ typedef struct hk_cpu_dropout {
     uint64_t seed, offset;
     uint32_t threshold;
     float scale;
+    const uint32_t *mask_in; /* the backward's given mask, read instead of Philox */
+    uint32_t *mask_out;      /* the forward's mask to write */
+    int64_t words;           /* mask words per row */
 } hk_cpu_dropout;
 
-static hk_cpu_dropout hk_cpu_dropout_init(float p, uint64_t seed, uint64_t offset)
+static hk_cpu_dropout hk_cpu_dropout_init(float p, uint64_t seed, uint64_t offset, int64_t cols)
 {
-    hk_cpu_dropout d = {seed, offset, hk_dropout_threshold(p), 1.0f / (1.0f - p)};
+    hk_cpu_dropout d = {seed, offset, hk_dropout_threshold(p), 1.0f / (1.0f - p), NULL, NULL, HK_DROPOUT_MASK_WORDS(cols)};
     return d;
 }
 
-/* Scale the kept elements of v (logical indices first .. first + n - 1) and zero the dropped ones, drawing
- * one Philox block per group of four consecutive indices. Callers skip this when p == 0. */
-static void hk_apply_dropout(float *v, int64_t n, uint64_t first, const hk_cpu_dropout *d)
+/* Scale the kept elements of row r of v (n columns) and zero the dropped ones: the given mask's bits decide,
+ * else one Philox block per group of four consecutive logical indices r * n + c; the decisions also land in
+ * the mask to write. Callers skip this when p == 0 and there is no mask. */
+static void hk_apply_dropout(float *v, int64_t n, int64_t r, const hk_cpu_dropout *d)
 {
-    int64_t c = 0;
-    while (c < n) {
-        uint64_t i = first + (uint64_t)c;
-        hk_philox_out w = hk_dropout_words(d->seed, d->offset, i >> 2);
-        for (unsigned j = (unsigned)(i & 3); j < 4 && c < n; ++j, ++c)
-            v[c] = w.w[j] >= d->threshold ? v[c] * d->scale : 0.0f;
+    const uint32_t *in = d->mask_in ? d->mask_in + r * d->words : NULL;
+    uint32_t *out = d->mask_out ? d->mask_out + r * d->words : NULL;
+    if (out)
+        memset(out, 0, (size_t)d->words * sizeof *out);
+    const uint64_t first = (uint64_t)r * (uint64_t)n;
+    hk_philox_out w = {{0}};
+    for (int64_t c = 0; c < n; ++c) {
+        const uint64_t i = first + (uint64_t)c;
+        if (!in && (c == 0 || (i & 3) == 0))
+            w = hk_dropout_words(d->seed, d->offset, i >> 2);
+        const bool keep = in ? (in[c >> 5] >> (c & 31)) & 1u : w.w[i & 3] >= d->threshold;
+        if (out && keep)
+            out[c >> 5] |= 1u << (c & 31);
+        v[c] = keep ? v[c] * d->scale : 0.0f;
     }
 }
 
@@ -115,8 +127,8 @@ static void hk_ln_fwd_rows(int64_t begin, int64_t end, void *user)
     for (int64_t r = begin; r < end; ++r) {
         for (int64_t c = 0; c < n; ++c)
             z[c] = hk_load_scalar(t, a->x, r * a->x_stride + c);
-        if (a->dropout_p > 0.0f)
-            hk_apply_dropout(z, n, (uint64_t)r * (uint64_t)n, &job->drop);
+        if (a->dropout_p > 0.0f || a->dropout_mask)
+            hk_apply_dropout(z, n, r, &job->drop);
         if (a->residual)
             for (int64_t c = 0; c < n; ++c)
                 z[c] += hk_load_scalar(t, a->residual, r * a->residual_stride + c);
@@ -152,7 +164,8 @@ static hk_status hk_cpu_ln_fused_run(hk_context *ctx, const void *args)
     const hk_ln_fused_args *a = args;
     if (a->rows == 0 || a->cols == 0)
         return HK_OK;
-    hk_ln_fwd_job job = {.a = a, .drop = hk_cpu_dropout_init(a->dropout_p, a->seed, a->offset)};
+    hk_ln_fwd_job job = {.a = a, .drop = hk_cpu_dropout_init(a->dropout_p, a->seed, a->offset, a->cols)};
+    job.drop.mask_out = a->dropout_mask;
     atomic_init(&job.out_of_memory, 0);
     float *owned;
     hk_status st = hk_load_params(a->param_type, a->gamma, a->beta, a->cols, &job.gamma, &job.beta, &owned);
@@ -234,8 +247,8 @@ static void hk_ln_bwd_blocks(int64_t begin, int64_t end, void *user)
             if (a->dresidual)
                 for (int64_t c = 0; c < n; ++c)
                     hk_store_scalar(t, a->dresidual, r * a->dresidual_stride + c, g[c]);
-            if (a->dropout_p > 0.0f)
-                hk_apply_dropout(g, n, (uint64_t)r * (uint64_t)n, &job->drop);
+            if (a->dropout_p > 0.0f || a->dropout_mask)
+                hk_apply_dropout(g, n, r, &job->drop);
             for (int64_t c = 0; c < n; ++c)
                 hk_store_scalar(t, a->dx, r * a->dx_stride + c, g[c]);
         }
@@ -269,7 +282,8 @@ static hk_status hk_cpu_ln_fused_bwd_run(hk_context *ctx, const void *args)
     const hk_ln_fused_bwd_args *a = args;
     if (a->rows == 0 || a->cols == 0)
         return HK_OK;
-    hk_ln_bwd_job job = {.a = a, .drop = hk_cpu_dropout_init(a->dropout_p, a->seed, a->offset)};
+    hk_ln_bwd_job job = {.a = a, .drop = hk_cpu_dropout_init(a->dropout_p, a->seed, a->offset, a->cols)};
+    job.drop.mask_in = a->dropout_mask;
     atomic_init(&job.out_of_memory, 0);
 
     int64_t blocks = (a->rows + HK_LN_BWD_MIN_ROWS_PER_BLOCK - 1) / HK_LN_BWD_MIN_ROWS_PER_BLOCK;

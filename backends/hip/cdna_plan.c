@@ -132,6 +132,7 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
     p->residual_out = a->residual_out;
     p->mean = a->mean;
     p->rstd = a->rstd;
+    p->mask = a->dropout_mask;
     p->x_stride = a->x_stride;
     p->residual_stride = a->residual_stride;
     p->y_stride = a->y_stride;
@@ -180,7 +181,8 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     hk_cdna_launch *L = &out[0];
     memset(out, 0, 2 * sizeof *out);
     int rpb;
-    if (!ln_shape("bwd", tn, vec, V, a->cols, bwd_configs, L, &rpb, why, why_size))
+    /* A given dropout mask has kernels of its own (hk_ln_bwd_mask_*), which never draw Philox. */
+    if (!ln_shape(a->dropout_mask ? "bwd_mask" : "bwd", tn, vec, V, a->cols, bwd_configs, L, &rpb, why, why_size))
         return -1;
     const int64_t slots = ln_bwd_slots(a);
     L->grid[0] = (unsigned)((slots + rpb - 1) / rpb);
@@ -194,6 +196,7 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     p->mean = (float *)a->mean;
     p->rstd = (float *)a->rstd;
     p->partial = a->workspace;
+    p->mask = (uint32_t *)a->dropout_mask; /* read only */
     p->x_stride = a->dy_stride;
     p->residual_stride = a->z_stride;
     p->y_stride = a->dx_stride;

@@ -19,11 +19,13 @@ HK_HIP_VARIANT(hip_rotary, HK_OP_ROTARY, 0, "hip.rotary",
                "one thread per 16-byte unit of rotated pairs (element-wise when unaligned); HALF/INTERLEAVED, "
                "partial rotary_dim, position ids (clamped), in place", NULL)
 HK_HIP_VARIANT(hip_ln, HK_OP_LN_FUSED, 0, "hip.ln_fused",
-               "row in registers over 1-16 waves, 16-byte buffer loads, fp32 statistics, Philox dropout; "
+               "row in registers over 1-16 waves, 16-byte buffer loads, fp32 statistics, Philox dropout (packed keep "
+               "mask out); "
                "cols <= 65536 bf16/f16, 32768 f32 (8192 unaligned)", NULL)
 
 HK_HIP_VARIANT(hip_ln_bwd, HK_OP_LN_FUSED_BWD, 0, "hip.ln_fused_bwd",
-               "row in registers, dgamma/dbeta from per-slot partials summed in slot order (deterministic); "
+               "row in registers, dgamma/dbeta from per-slot partials summed in slot order (deterministic), a given "
+               "dropout mask read instead of Philox; "
                "cols <= 16384 bf16/f16, 8192 f32 (2048 unaligned)", hk_cdna_ln_bwd_workspace)
 
 /* GEMM: the ping-pong kernels first (large problems), then the 4-wave ones (everything else). */

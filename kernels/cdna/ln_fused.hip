@@ -6,6 +6,8 @@
  * a row (and a whole idle row past `rows`) reads zeros and writes nothing without branches; with V > 1 the host
  * guarantees cols % V == 0 and 16-byte aligned rows. Statistics are fp32, reduced in a fixed order (wave
  * butterfly, then the row's waves in index order): run-to-run identical.
+ * Dropout: Philox per element, index r * cols + c (common/philox.h); with p.mask the forward also stores the packed
+ * keep bits (hk.h's dropout_mask) and the backward reads them instead of drawing Philox.
  * Backward: a fixed number of row slots (p.slots) each walk rows slot, slot + slots, ... accumulating dgamma/dbeta
  * in registers, written as partials and summed in slot order by hk_ln_bwd_reduce: deterministic, no atomics. */
 #include "tiles/common/tiles.hpp"
@@ -65,11 +67,20 @@ template <int V, typename T> HK_DEV void load_param(float (&f)[V], const hk_ln_p
         load_f(f, make_buf(static_cast<const T *>(ptr), (uint32_t)p.cols), c);
 }
 
-/* Multiply v by the dropout keep mask of elements first .. first + V - 1 (kept: * keep_scale). */
-template <int V> HK_DEV void dropout(float (&v)[V], const hk_ln_params &p, uint64_t first)
+/* Scale the elements of v whose keep bit (bit j: element j) is set and zero the others. */
+template <int V> HK_DEV void apply_keep(float (&v)[V], uint32_t keep, float scale)
+{
+    HK_UNROLL
+    for (int j = 0; j < V; ++j)
+        v[j] = keep >> j & 1 ? v[j] * scale : 0.0f;
+}
+
+/* Dropout of elements first .. first + V - 1 by Philox (kept: * keep_scale); returns their keep bits. */
+template <int V> HK_DEV uint32_t dropout(float (&v)[V], const hk_ln_params &p, uint64_t first)
 {
     uint64_t group = first >> 2;
     hk_philox_out w = hk_dropout_words(p.seed, p.offset, group);
+    uint32_t keep = 0;
     HK_UNROLL
     for (int j = 0; j < V; ++j) {
         const uint64_t i = first + j;
@@ -79,8 +90,31 @@ template <int V> HK_DEV void dropout(float (&v)[V], const hk_ln_params &p, uint6
         }
         /* Selects, not w.w[i & 3]: a dynamically indexed array would live in memory. */
         const uint32_t word = (i & 2) ? ((i & 1) ? w.w[3] : w.w[2]) : ((i & 1) ? w.w[1] : w.w[0]);
-        v[j] = word >= p.threshold ? v[j] * p.keep_scale : 0.0f;
+        keep |= (uint32_t)(word >= p.threshold) << j;
     }
+    apply_keep(v, keep, p.keep_scale);
+    return keep;
+}
+
+/* Row r's words of the packed keep mask; empty for an idle row. */
+HK_DEV buf<uint32_t> mask_row(const hk_ln_params &p, int64_t r, bool valid)
+{
+    const uint32_t words = ((uint32_t)p.cols + 31) / 32;
+    return make_buf(p.mask + (valid ? r * words : 0), valid ? words : 0);
+}
+/* Store the keep bits of this thread's V elements at column c. A wave holds 64 V consecutive columns starting at a
+ * multiple of 64 V, so each mask word's columns sit in an aligned group of 32 / V lanes: pack_lane_bits assembles
+ * the word and the group's first lane stores it. Wave-uniform control flow only. */
+template <int V> HK_DEV void store_keep(const buf<uint32_t> &m, uint32_t c, uint32_t keep)
+{
+    const uint32_t word = pack_lane_bits<V>(keep);
+    if (lane() % (32 / V) == 0)
+        store_vec(m, c / 32, vec<uint32_t, 1>{{word}});
+}
+/* The keep bits of the V elements at column c (c % V == 0 and V divides 32: one word). */
+template <int V> HK_DEV uint32_t load_keep(const buf<uint32_t> &m, uint32_t c)
+{
+    return load_vec<1>(m, c / 32).v[0] >> (c % 32) & ((1u << V) - 1);
 }
 
 template <typename T, int V, int WPR, int NV> struct ln_shape {
@@ -106,8 +140,11 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
     HK_UNROLL
     for (int k = 0; k < NV; ++k) {
         load_f(z[k], x, S::col(k));
+        uint32_t keep = (1u << V) - 1; /* p == 0: all kept */
         if (p.threshold)
-            dropout(z[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
+            keep = dropout(z[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
+        if (p.mask) /* the zero tail is not kept (a vector is all in range or all out) */
+            store_keep<V>(mask_row(p, r, valid), S::col(k), S::col(k) < n ? keep : 0);
         if (p.residual) {
             float res[V];
             load_f(res, make_buf(static_cast<const T *>(p.residual) + (valid ? r * p.residual_stride : 0), n), S::col(k));
@@ -157,8 +194,9 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
 }
 
 /* Backward; field reuse per params.h: x = dy, residual = z, beta = dz_extra (extra_stride), y = dx,
- * residual_out = dresidual. */
-template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd(const hk_ln_params &p)
+ * residual_out = dresidual. Given: p.mask holds the keep mask (the hk_ln_bwd_mask_* kernels), read instead of
+ * drawing Philox; a kernel of its own because the loop's SGPRs have no room for both. */
+template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln_bwd(const hk_ln_params &p)
 {
     using S = ln_shape<T, V, WPR, NV>;
     HK_LDS(float, scratch, 16);
@@ -172,6 +210,13 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd(const hk_ln_par
         const bool valid = slot < p.slots && r < p.rows;
         const uint32_t n = valid ? (uint32_t)p.cols : 0;
         const float mean = valid && !p.rms ? p.mean[r] : 0.0f, rstd = valid ? p.rstd[r] : 0.0f;
+        uint32_t keep[NV]; /* the mask first, so that its view is not live beside the row's others (SGPRs) */
+        if constexpr (Given) {
+            const buf<uint32_t> m = mask_row(p, r, valid);
+            HK_UNROLL
+            for (int k = 0; k < NV; ++k)
+                keep[k] = load_keep<V>(m, S::col(k));
+        }
         const buf<T> dyb = make_buf(static_cast<const T *>(p.x) + (valid ? r * p.x_stride : 0), n);
         const buf<T> zb = make_buf(static_cast<const T *>(p.residual) + (valid ? r * p.residual_stride : 0), n);
         float xhat[NV][V], g[NV][V];
@@ -209,7 +254,9 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd(const hk_ln_par
             }
             if (p.residual_out)
                 store_f(make_buf(static_cast<T *>(p.residual_out) + (valid ? r * p.residual_out_stride : 0), n), S::col(k), g[k]);
-            if (p.threshold)
+            if constexpr (Given)
+                apply_keep(g[k], keep[k], p.keep_scale);
+            else if (p.threshold)
                 dropout(g[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
             store_f(dx, S::col(k), g[k]);
         }
@@ -225,6 +272,10 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd(const hk_ln_par
                 store_vec(pb, S::col(k) + j, vec<float, 1>{{db[k][j]}});
             }
     }
+}
+template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd_mask(const hk_ln_params &p)
+{
+    ln_bwd<T, V, WPR, NV, true>(p);
 }
 
 } // namespace
@@ -245,7 +296,7 @@ HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, 256)
         p.dbeta[c] = b;
 }
 
-/* name: hk_ln_{fwd,bwd}_<type>_<v|s>_w<WPR>n<NV>; the host (backends/hip/cdna_plan.c) picks one. */
+/* name: hk_ln_{fwd,bwd,bwd_mask}_<type>_<v|s>_w<WPR>n<NV>; the host (backends/hip/cdna_plan.c) picks one. */
 #define HK_LN_KERNEL(dir, tname, T, vname, V, WPR, NV)                                                         \
     HK_KERNEL(hk_ln_##dir##_##tname##_##vname##_w##WPR##n##NV, hk_ln_params,                                   \
               (ln_shape<T, V, WPR, NV>::kThreads)) { ln_##dir<T, V, WPR, NV>(p); }
@@ -260,7 +311,9 @@ HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, 256)
     HK_LN_CONFIGS(fwd, tname, T, v, VV, 1, 2, 1, 8, 4, 8, 16, 8)                                               \
     HK_LN_CONFIGS(fwd, tname, T, s, 1, 1, 2, 1, 8, 4, 8, 16, 8)                                                \
     HK_LN_CONFIGS(bwd, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                                                \
-    HK_LN_CONFIGS(bwd, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)
+    HK_LN_CONFIGS(bwd, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)                                                \
+    HK_LN_CONFIGS(bwd_mask, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                                          \
+    HK_LN_CONFIGS(bwd_mask, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)
 
 HK_LN_TYPE(bf16, hk::bf16, 8)
 HK_LN_TYPE(f16, hk::f16, 8)

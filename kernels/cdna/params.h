@@ -26,6 +26,8 @@ typedef struct hk_ln_params {
     void *y, *residual_out;                  /* backward: y = dx, residual_out = dresidual */
     float *mean, *rstd;                      /* backward: read */
     float *partial;                          /* backward: [2][slots][cols] dgamma/dbeta partials */
+    uint32_t *mask;                          /* packed keep mask (hk.h), NULL: none; the forward writes it, the
+                                              * hk_ln_bwd_mask_* kernels read it instead of drawing Philox */
     int64_t x_stride, residual_stride, y_stride, residual_out_stride, extra_stride;
     int32_t rows, cols, slots;
     int32_t rms, param_f32, has_beta;

@@ -10,7 +10,8 @@
 // all its rows and writes one partial row per block; hk_ln_bwd_reduce sums the partials in block order, so
 // the result does not depend on scheduling (deterministic).
 //
-// The dropout mask is kernels/common/philox.h, element index r * cols + c, bit-identical to the CPU.
+// The dropout mask is kernels/common/philox.h, element index r * cols + c, bit-identical to the CPU; the forward
+// can also store it packed (hk.h's dropout_mask) for the backward to read instead of drawing it again.
 #include "tiles/common/tiles.hpp" /* first: philox.h takes the arch's wide multiply from it */
 #include "common/philox.h"
 #include "hopper/ln_fused.h"
@@ -23,26 +24,44 @@ using namespace hk;
 
 // ---------------------------------------------------------------- shared pieces
 
-// Apply the dropout mask to N consecutive elements starting at logical index i0. With N a multiple of 4
-// and i0 too, one Philox block serves four elements.
+// Apply the dropout mask to N consecutive elements starting at logical index i0; returns the keep bits (bit j:
+// element i0 + j kept). With N a multiple of 4 and i0 too, one Philox block serves four elements.
 template <int N>
-HK_DEV void dropout(float (&v)[N], uint64_t i0, uint64_t seed, uint64_t offset, uint32_t threshold,
-                                        float scale)
+HK_DEV uint32_t dropout(float (&v)[N], uint64_t i0, uint64_t seed, uint64_t offset, uint32_t threshold, float scale)
 {
+    uint32_t bits = 0;
     if constexpr (N % 4 == 0) {
 #pragma unroll
         for (int g = 0; g < N / 4; ++g) {
             const hk_philox_out w = hk_dropout_words(seed, offset, (i0 >> 2) + g);
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
-                v[4 * g + j] = w.w[j] >= threshold ? v[4 * g + j] * scale : 0.0f;
+            for (int j = 0; j < 4; ++j) {
+                const bool keep = w.w[j] >= threshold;
+                bits |= (uint32_t)keep << (4 * g + j);
+                v[4 * g + j] = keep ? v[4 * g + j] * scale : 0.0f;
+            }
         }
     } else {
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-            v[j] = hk_dropout_keep(seed, offset, i0 + j, threshold) ? v[j] * scale : 0.0f;
+        for (int j = 0; j < N; ++j) {
+            const bool keep = hk_dropout_keep(seed, offset, i0 + j, threshold);
+            bits |= (uint32_t)keep << j;
+            v[j] = keep ? v[j] * scale : 0.0f;
+        }
     }
+    return bits;
 }
+
+// The same from given keep bits (bit j: element j kept): the backward with the forward's mask.
+template <int N> HK_DEV void dropout(float (&v)[N], uint32_t bits, float scale)
+{
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+        v[j] = (bits >> j) & 1u ? v[j] * scale : 0.0f;
+}
+
+// Bit c % 32 of a row's mask word c / 32: element c kept (hk.h's packed dropout_mask).
+HK_DEV bool mask_bit(const uint32_t *row_mask, int64_t c) { return (row_mask[c >> 5] >> (c & 31)) & 1u; }
 
 // V parameters (gamma or beta) from column col: fp32 or the activation type T.
 template <typename T, int V> HK_DEV void load_params(const void *p, int64_t col, bool f32, float (&out)[V])
@@ -109,8 +128,10 @@ HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&
     const bool active = row_mask(p.rows, p.cols, row, col, in);
 
     float z[NV][V];
+    uint32_t kept[NV]; // keep bits of each vector, for the mask
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
+        kept[k] = 0;
         if (!in[k]) {
 #pragma unroll
             for (int i = 0; i < V; ++i)
@@ -119,7 +140,8 @@ HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&
         }
         unpack(d.x[k], z[k]);
         if (p.dropout)
-            dropout(z[k], (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
+            kept[k] = dropout(z[k], (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold,
+                              p.dropout_scale);
         if (p.residual) {
             float r[V];
             unpack(d.r[k], r);
@@ -180,6 +202,16 @@ HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&
         if (p.rstd)
             p.rstd[row] = rstd;
     }
+    if (p.dropout_mask) {
+        // 32 / V consecutive lanes hold a word's columns (a segment spans whole warps); its first lane stores it
+        constexpr int kLanes = 32 / V;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const uint32_t word = pack_lane_bits<V>(kept[k]);
+            if (in[k] && (col[k] / V) % kLanes == 0)
+                p.dropout_mask[row * p.mask_words + col[k] / 32] = word;
+        }
+    }
 }
 
 // Segments of TPR threads take rows, a block per group of rows. (Persistent blocks that load the next row
@@ -203,12 +235,15 @@ template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params
 
 // ---------------------------------------------------------------- forward, any shape
 
-template <typename T> HK_DEV float fwd_z(const hk_ln_fwd_params &p, int64_t row, int64_t c)
+// z of element (row, c); *keep: whether dropout kept it.
+template <typename T> HK_DEV float fwd_z(const hk_ln_fwd_params &p, int64_t row, int64_t c, bool *keep = nullptr)
 {
     float v = to_float(static_cast<const T *>(p.x)[row * p.x_stride + c]);
+    const bool kept = !p.dropout || hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c), p.dropout_threshold);
     if (p.dropout)
-        v = hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c), p.dropout_threshold) ? v * p.dropout_scale
-                                                                                                 : 0.0f;
+        v = kept ? v * p.dropout_scale : 0.0f;
+    if (keep)
+        *keep = kept;
     if (p.residual)
         v += to_float(static_cast<const T *>(p.residual)[row * p.residual_stride + c]);
     return v;
@@ -233,14 +268,24 @@ template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
             sq += d * d;
         }
         const float rstd = inv_sqrt(block_sum(sq, scratch) / (float)p.cols + p.epsilon);
-        for (int64_t c = threadIdx.x; c < p.cols; c += blockDim.x) {
-            const float z = fwd_z<T>(p, row, c);
-            float o = (z - mean) * rstd * load_param<T>(p.gamma, c, p.param_f32);
-            if (p.beta)
-                o += load_param<T>(p.beta, c, p.param_f32);
-            if (p.residual_out)
-                static_cast<T *>(p.residual_out)[row * p.residual_out_stride + c] = from_float<T>(z);
-            static_cast<T *>(p.y)[row * p.y_stride + c] = from_float<T>(o);
+        // whole warps step together (the mask words come from a ballot); lanes past cols only vote
+        for (int64_t c0 = 0; c0 < p.cols; c0 += blockDim.x) {
+            const int64_t c = c0 + threadIdx.x;
+            bool keep = false;
+            if (c < p.cols) {
+                const float z = fwd_z<T>(p, row, c, &keep);
+                float o = (z - mean) * rstd * load_param<T>(p.gamma, c, p.param_f32);
+                if (p.beta)
+                    o += load_param<T>(p.beta, c, p.param_f32);
+                if (p.residual_out)
+                    static_cast<T *>(p.residual_out)[row * p.residual_out_stride + c] = from_float<T>(z);
+                static_cast<T *>(p.y)[row * p.y_stride + c] = from_float<T>(o);
+            }
+            if (p.dropout_mask) {
+                const uint32_t word = warp_ballot(keep);
+                if (lane() == 0 && c < p.cols)
+                    p.dropout_mask[row * p.mask_words + c / 32] = word;
+            }
         }
         if (threadIdx.x == 0) {
             if (p.mean && !p.rms)
@@ -256,6 +301,7 @@ template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
 // The raw inputs of one row segment, loaded one row ahead (see ln_bwd).
 template <typename T, int NV> struct bwd_row {
     vec<T, 16 / sizeof(T)> dy[NV], z[NV], ex[NV];
+    uint32_t mask[NV]; // the given dropout mask's word holding each vector's bits
     float mean, rstd;
 };
 
@@ -280,6 +326,11 @@ HK_DEV void bwd_load(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col
         for (int k = 0; k < NV; ++k)
             if (col[k] < p.cols)
                 d.ex[k] = load_vec<V>(ex + col[k], cache_stream{});
+    if (p.dropout_mask)
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            if (col[k] < p.cols)
+                d.mask[k] = p.dropout_mask[row * p.mask_words + col[k] / 32];
     d.mean = p.rms ? 0.0f : p.mean[row];
     d.rstd = p.rstd[row];
 }
@@ -339,10 +390,10 @@ HK_DEV void bwd_parts(const hk_ln_bwd_params &p, const int64_t (&col)[NV], const
 // One row segment of the backward from its raw vectors (dy(k), z(k), ex(k): vector k of the segment): pass 1
 // keeps xhat and dy * gamma in fp32 and sums them over the row, pass 2 costs two FMAs per element before the
 // mask (no recomputation); dgamma/dbeta accumulate in the thread's registers.
-template <typename T, int TPR, int NV, typename DY, typename Z, typename EX>
+template <typename T, int TPR, int NV, typename DY, typename Z, typename EX, typename M>
 HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], float mean, float rstd_row,
-                        DY dy, Z z, EX ex, float (&dg)[NV][16 / sizeof(T)], float (&db)[NV][16 / sizeof(T)],
-                        float *scratch)
+                        DY dy, Z z, EX ex, M mask_word, float (&dg)[NV][16 / sizeof(T)],
+                        float (&db)[NV][16 / sizeof(T)], float *scratch)
 {
     constexpr int V = 16 / sizeof(T);
     bool in[NV];
@@ -398,7 +449,9 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
         }
         if (p.dresidual)
             store_vec(dres + col[k], pack<T>(dz), cache_stream{});
-        if (p.dropout)
+        if (p.dropout_mask)
+            dropout(dz, mask_word(k) >> (col[k] & 31), p.dropout_scale);
+        else if (p.dropout)
             dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
         store_vec(dx + col[k], pack<T>(dz), cache_stream{});
     }
@@ -430,9 +483,11 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_prefetch(const hk_ln_b
         bwd_row<T, NV> next;
         if (g + gridDim.x < groups)
             bwd_load(p, (g + gridDim.x) * kRows + seg, col, next);
+        using row_vec = vec<T, V>; // accessors hand out references: a copy of a 16-bit vector costs moves
         bwd_segment<T, TPR, NV>(
-            p, g * kRows + seg, col, cur.mean, cur.rstd, [&](int k) { return cur.dy[k]; },
-            [&](int k) { return cur.z[k]; }, [&](int k) { return cur.ex[k]; }, dg, db, scratch);
+            p, g * kRows + seg, col, cur.mean, cur.rstd, [&](int k) -> const row_vec & { return cur.dy[k]; },
+            [&](int k) -> const row_vec & { return cur.z[k]; }, [&](int k) -> const row_vec & { return cur.ex[k]; },
+            [&](int k) { return cur.mask[k]; }, dg, db, scratch);
         cur = next;
     }
     bwd_parts<T, TPR, NV>(p, col, dg, db);
@@ -448,11 +503,13 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd
     constexpr int kRows = kBlock / TPR;
     using row_vec = vec<T, V>;
     __shared__ float scratch[2 * kBlock / kWarpLanes];
-    // [stage][load: dy, z, dz_extra][k][thread] vectors, then [stage][mean, rstd][thread] floats
+    // [stage][load: dy, z, dz_extra][k][thread] vectors, [stage][mean, rstd][thread] floats, then
+    // [stage][k][thread] mask words
     extern __shared__ uint4 stage[];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR, tid = (int)threadIdx.x;
     const int loads = p.dz_extra ? 3 : 2, stages = p.stages;
     float *stats = reinterpret_cast<float *>(stage + stages * loads * NV * kBlock);
+    uint32_t *masks = reinterpret_cast<uint32_t *>(stats + stages * 2 * kBlock);
     int64_t col[NV];
 #pragma unroll
     for (int k = 0; k < NV; ++k)
@@ -474,6 +531,11 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd
                         copy_async16(stage + ((st * loads + l) * NV + k) * kBlock + tid, src[l] + col[k]);
             copy_async4(stats + (2 * st) * kBlock + tid, p.rms ? p.rstd + row : p.mean + row);
             copy_async4(stats + (2 * st + 1) * kBlock + tid, p.rstd + row);
+            if (p.dropout_mask)
+#pragma unroll
+                for (int k = 0; k < NV; ++k)
+                    if (col[k] < p.cols)
+                        copy_async4(masks + (st * NV + k) * kBlock + tid, p.dropout_mask + row * p.mask_words + col[k] / 32);
         }
         copy_async_commit();
     };
@@ -484,9 +546,12 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd
         issue(g + (int64_t)(stages - 1) * gridDim.x, st == 0 ? stages - 1 : st - 1); // the stage freed last round
         copy_async_wait(stages - 1);
         const uint4 *in = stage + (st * loads * NV) * kBlock + tid;
-        auto staged = [&](int l) { return [=](int k) { return *reinterpret_cast<const row_vec *>(in + (l * NV + k) * kBlock); }; };
+        auto staged = [&](int l) {
+            return [=](int k) -> const row_vec & { return *reinterpret_cast<const row_vec *>(in + (l * NV + k) * kBlock); };
+        };
         bwd_segment<T, TPR, NV>(p, g * kRows + seg, col, stats[(2 * st) * kBlock + tid],
-                                stats[(2 * st + 1) * kBlock + tid], staged(0), staged(1), staged(2), dg, db, scratch);
+                                stats[(2 * st + 1) * kBlock + tid], staged(0), staged(1), staged(2),
+                                [&](int k) { return masks[(st * NV + k) * kBlock + tid]; }, dg, db, scratch);
         st = st + 1 == stages ? 0 : st + 1;
     }
     bwd_parts<T, TPR, NV>(p, col, dg, db);
@@ -527,10 +592,12 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
                 dz += to_float(static_cast<const T *>(p.dz_extra)[row * p.dz_extra_stride + c]);
             if (p.dresidual)
                 static_cast<T *>(p.dresidual)[row * p.dresidual_stride + c] = from_float<T>(dz);
-            if (p.dropout)
-                dz = hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c), p.dropout_threshold)
-                         ? dz * p.dropout_scale
-                         : 0.0f;
+            if (p.dropout) {
+                const bool keep = p.dropout_mask ? mask_bit(p.dropout_mask + row * p.mask_words, c)
+                                                 : hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c),
+                                                                   p.dropout_threshold);
+                dz = keep ? dz * p.dropout_scale : 0.0f;
+            }
             static_cast<T *>(p.dx)[row * p.dx_stride + c] = from_float<T>(dz);
             if (pg)
                 pg[c] += d * xhat;

@@ -27,10 +27,11 @@
     X(32, 2, 3, 0) X(64, 2, 3, 0) X(128, 2, 3, 0) X(256, 2, 3, 0) X(512, 2, 1, 2) X(512, 4, 1, 2) X(1024, 4, 1, 0)
 #define HK_LN_MIN_BLOCK 256
 /* The staged form's stages (the current row and the ones in flight) are HK_LN_BWD_STAGE_BYTES(block, nv, loads)
- * each (loads: 2 vectors per element, 3 with dz_extra; plus mean and rstd per thread); the kernel waits with
+ * each (loads: 2 vectors per element, 3 with dz_extra; plus mean, rstd and a mask word per vector and thread);
+ * the kernel waits with
  * cp.async.wait_group, so at most 4. */
 #define HK_LN_BWD_MAX_STAGES 4
-#define HK_LN_BWD_STAGE_BYTES(block, nv, loads) ((block) * ((loads) * (nv) * 16 + 8))
+#define HK_LN_BWD_STAGE_BYTES(block, nv, loads) ((block) * ((loads) * (nv) * 16 + 8 + (nv) * 4))
 
 typedef struct hk_ln_fwd_params {
     const void *x, *residual, *gamma, *beta; /* residual, beta may be NULL */
@@ -42,9 +43,12 @@ typedef struct hk_ln_fwd_params {
     float epsilon;
     float dropout_scale;        /* 1 / (1 - p) */
     uint32_t dropout_threshold; /* hk_dropout_threshold(p) */
-    int32_t dropout;            /* p > 0 */
+    int32_t dropout;            /* p > 0 or a mask to write */
     int32_t rms;                /* RMSNorm: no mean, no beta */
     int32_t param_f32;          /* gamma/beta are fp32 (else the activation dtype) */
+    int32_t pad_;
+    uint32_t *dropout_mask;     /* may be NULL: the keep bits, mask_words per row (hk.h) */
+    int64_t mask_words;
 } hk_ln_fwd_params;
 
 typedef struct hk_ln_bwd_params {
@@ -57,10 +61,12 @@ typedef struct hk_ln_bwd_params {
     uint64_t seed, offset;
     float dropout_scale;
     uint32_t dropout_threshold;
-    int32_t dropout;
+    int32_t dropout; /* p > 0 or a mask to apply */
     int32_t rms;
     int32_t param_f32;
     int32_t stages; /* staged form: rows staged per segment, 1 .. HK_LN_BWD_MAX_STAGES (dynamic shared memory) */
+    const uint32_t *dropout_mask; /* may be NULL: keep bits to apply instead of Philox (dropout is then set) */
+    int64_t mask_words;
 } hk_ln_bwd_params;
 
 /* Sums the partials in index order: dgamma[c] = sum_b dgamma_part[b][c] (dbeta likewise). */

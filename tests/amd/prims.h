@@ -10,4 +10,7 @@ typedef struct hk_prim_params {
     int n;
 } hk_prim_params;
 
+/* t_pack's Bits-wide field of lane l, shared with the expected values. */
+#define HK_PACK_FIELD(bits, l) ((uint32_t)((l) * 37 + 11) >> 2 & ((1u << (bits)) - 1))
+
 #endif

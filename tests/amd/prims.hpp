@@ -38,6 +38,26 @@ HK_KERNEL(t_bpermute, hk_prim_params, 64)
     p.out[l] = raw::bpermute((63 - l) * 4, 100 + l);
 }
 
+/* warp_ballot with lanes p.n.. exited: out[l] / out[64 + l] = low / high half of the ballot of l % 3 == 0. */
+HK_KERNEL(t_ballot, hk_prim_params, 64)
+{
+    const int l = lane();
+    if (l >= p.n)
+        return;
+    const uint64_t b = warp_ballot(l % 3 == 0);
+    p.out[l] = (int)(uint32_t)b;
+    p.out[64 + l] = (int)(uint32_t)(b >> 32);
+}
+
+/* pack_lane_bits of 1-, 4- and 8-bit fields: out[64 i + l] for Bits = 1, 4, 8 (fields: prims.h's HK_PACK_FIELD). */
+HK_KERNEL(t_pack, hk_prim_params, 64)
+{
+    const int l = lane();
+    p.out[l] = (int)pack_lane_bits<1>(HK_PACK_FIELD(1, l));
+    p.out[64 + l] = (int)pack_lane_bits<4>(HK_PACK_FIELD(4, l));
+    p.out[128 + l] = (int)pack_lane_bits<8>(HK_PACK_FIELD(8, l));
+}
+
 /* warp_sum / warp_max of p.fin[l] (every lane stores), then block_sum over 256 threads. */
 HK_KERNEL(t_reduce, hk_prim_params, 256)
 {

@@ -99,6 +99,9 @@ static void test_kernels_present(void **state)
                     snprintf(name, sizeof name, "hk_ln_bwd_%s_%s_%s", types[t], v ? "s" : "v", bwd[c]);
                     if (!find(archs[a], name))
                         fail_msg("%s: %s missing", archs[a], name);
+                    snprintf(name, sizeof name, "hk_ln_bwd_mask_%s_%s_%s", types[t], v ? "s" : "v", bwd[c]);
+                    if (!find(archs[a], name))
+                        fail_msg("%s: %s missing", archs[a], name);
                 }
             }
     }

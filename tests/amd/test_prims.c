@@ -1,9 +1,9 @@
 /* The emulated AMD primitives against AMD-SEMANTICS.md: DPP, ds_swizzle, bpermute (with exited lanes),
- * readlane, wave/block reductions, range-checked buffer loads/stores, exp2/rcp/rsq, v_perm_b32, explicit LDS
- * accesses and the emulator's checks on them (races, bank conflicts, bounds), the raw MFMA operand table
- * and every MFMA atom of both archs through the tile interface (kernels/cdna/mfma_probe.hip). The expected
- * values are computed here from the document's formulas, a third encoding next to tiles/emu/raw.hpp and
- * tiles/cdna3/amd.hpp. */
+ * readlane, ballot and lane-bit packing, wave/block reductions, range-checked buffer loads/stores, exp2/rcp/rsq,
+ * v_perm_b32, explicit LDS accesses and the emulator's checks on them (races, bank conflicts, bounds), the raw
+ * MFMA operand table and every MFMA atom of both archs through the tile interface (kernels/cdna/mfma_probe.hip).
+ * The expected values are computed here from the document's formulas, a third encoding next to tiles/emu/raw.hpp
+ * and tiles/cdna3/amd.hpp. */
 #include "prims.h"
 #include "tiles/emu/emu.h"
 
@@ -104,6 +104,35 @@ static void test_bpermute_exec(void **state)
     run_ok(gfx, "t_bpermute", &p, 64);
     for (int l = 0; l < 64; ++l)
         assert_int_equal(out[l], l >= 60 ? -7 : 63 - l >= 60 ? 0 : 100 + 63 - l);
+}
+
+/* warp_ballot (exited lanes vote 0) and pack_lane_bits: every lane of an aligned group of 32 / Bits lanes gets the
+ * group's fields in lane order. */
+static void test_ballot_pack(void **state)
+{
+    const int gfx = gfx_of(state);
+    int out[3 * 64];
+    hk_prim_params p = {.out = out, .n = 50}; /* lanes 50..63 have exited */
+    run_ok(gfx, "t_ballot", &p, 64);
+    uint64_t want = 0;
+    for (int l = 0; l < 50; ++l)
+        want |= (uint64_t)(l % 3 == 0) << l;
+    for (int l = 0; l < 50; ++l) {
+        assert_int_equal((uint32_t)out[l], (uint32_t)want);
+        assert_int_equal((uint32_t)out[64 + l], (uint32_t)(want >> 32));
+    }
+    p.n = 64;
+    run_ok(gfx, "t_pack", &p, 64);
+    static const int bits[3] = {1, 4, 8};
+    for (int i = 0; i < 3; ++i) {
+        const int g = 32 / bits[i];
+        for (int l = 0; l < 64; ++l) {
+            uint32_t w = 0;
+            for (int j = 0; j < g; ++j)
+                w |= HK_PACK_FIELD(bits[i], l / g * g + j) << (j * bits[i]);
+            assert_int_equal((uint32_t)out[64 * i + l], w);
+        }
+    }
 }
 
 static void test_reductions(void **state)
@@ -370,7 +399,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(test_cross_lane),     BOTH(test_bpermute_exec),   BOTH(test_reductions),   BOTH(test_buffer_range),
         BOTH(test_transcendentals), BOTH(test_divergence_refused), BOTH(test_mfma_raw_table), BOTH(test_mfma_atoms),
-        BOTH(test_lds_checks),     BOTH(test_perm),
+        BOTH(test_lds_checks),     BOTH(test_perm),            BOTH(test_ballot_pack),
     };
     const int n = (int)(sizeof tests / sizeof tests[0]);
     int failed = cmocka_run_group_tests_name("amd-primitives", tests, NULL, NULL);

@@ -60,6 +60,31 @@ HK_DEV float shfl_xor(float v, int mask)
 {
     return __builtin_bit_cast(float, raw::bpermute((lane() ^ mask) << 2, __builtin_bit_cast(int, v)));
 }
+HK_DEV uint64_t warp_ballot(bool pred) { return raw::ballot(pred); }
+/* Every lane of an aligned group of 32 / Bits lanes gets the group's fields in lane order. One bit per lane: the
+ * ballot's half holding the group. Wider fields: shifted into place and OR-ed over the group by the first
+ * log2(32 / Bits) steps of wave_reduce (once quads agree, each mirror pairs a lane with the group's other half). */
+template <int Bits> HK_DEV uint32_t pack_lane_bits(uint32_t field)
+{
+    static_assert(Bits >= 1 && Bits <= 32 && 32 % Bits == 0, "pack_lane_bits: Bits divides 32");
+    constexpr int G = 32 / Bits;
+    if constexpr (Bits == 1) {
+        return (uint32_t)(warp_ballot(field & 1) >> (lane() & 32));
+    } else {
+        int w = (int)(field << (lane() % G * Bits));
+        if constexpr (G > 1)
+            w |= raw::dpp<0xB1>(0, w); /* quad_perm [1,0,3,2] */
+        if constexpr (G > 2)
+            w |= raw::dpp<0x4E>(0, w); /* quad_perm [2,3,0,1] */
+        if constexpr (G > 4)
+            w |= raw::dpp<0x141>(0, w); /* row_half_mirror */
+        if constexpr (G > 8)
+            w |= raw::dpp<0x140>(0, w); /* row_mirror */
+        if constexpr (G > 16)
+            w |= raw::swizzle<0x401F>(w); /* xor 16 */
+        return (uint32_t)w;
+    }
+}
 
 /* ---------------------------------------------------------------- range-checked buffers
  * One buffer resource per view; num_records is 32-bit, so a view spans < 4 GiB (kernels make one per row). */

@@ -79,6 +79,8 @@ HK_DEV int dpp(int old, int src)
 template <int Pattern> HK_DEV int swizzle(int v) { return __builtin_amdgcn_ds_swizzle(v, Pattern); }
 HK_DEV int bpermute(int byte_addr, int v) { return __builtin_amdgcn_ds_bpermute(byte_addr, v); }
 HK_DEV int readlane(int v, int lane) { return __builtin_amdgcn_readlane(v, lane); }
+/* Bit l: lane l's pred (0 for EXEC-disabled lanes); wave-uniform (an SGPR pair). */
+HK_DEV uint64_t ballot(bool pred) { return __builtin_amdgcn_ballot_w64(pred); }
 
 /* ---------------------------------------------------------------- buffer accesses (§4)
  * A raw buffer: base + voffset, every access range-checked against num_records bytes by the hardware. */

@@ -214,6 +214,28 @@ inline int readlane(int v, int lane)
     return io.out;
 }
 
+struct ballot_io {
+    int pred;
+    uint64_t out;
+};
+inline void ballot_op(void *const io[64], uint64_t exec, const void *)
+{
+    uint64_t m = 0;
+    for (int l = 0; l < 64; ++l)
+        if (exec >> l & 1 && static_cast<ballot_io *>(io[l])->pred)
+            m |= 1ull << l;
+    for (int l = 0; l < 64; ++l)
+        if (io[l])
+            static_cast<ballot_io *>(io[l])->out = m;
+}
+/* v_cmp into an SGPR pair: exited lanes contribute 0. */
+inline uint64_t ballot(bool pred)
+{
+    ballot_io io = {pred, 0};
+    hk_emu_collective(ballot_op, &io, nullptr, 0);
+    return io.out;
+}
+
 inline void permlane32_swap_op(void *const io[64], uint64_t exec, const void *)
 {
     if (!all_lanes(exec))
