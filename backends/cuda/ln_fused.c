@@ -54,6 +54,12 @@ static const hk_ln_table *hk_ln_table_of(hk_dtype dtype)
 
 static unsigned hk_ln_block(int tpr) { return tpr > HK_LN_MIN_BLOCK ? (unsigned)tpr : HK_LN_MIN_BLOCK; }
 
+/* The dropout fields of both kernels' parameters, from either op's arguments (same field names). */
+#define HK_LN_DROPOUT_FIELDS(a)                                                                                \
+    .seed = (a)->seed, .offset = (a)->offset, .dropout_scale = 1.0f / (1.0f - (a)->dropout_p),                  \
+    .dropout_threshold = hk_dropout_threshold((a)->dropout_p), .dropout = (a)->dropout_p > 0.0f || (a)->dropout_mask, \
+    .dropout_mask = (a)->dropout_mask, .mask_words = HK_DROPOUT_MASK_WORDS((a)->cols)
+
 /* The first register-resident config that holds a row of cols, or NULL. */
 static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, int64_t cols, int64_t v)
 {
@@ -109,14 +115,8 @@ static hk_status hk_cuda_ln_fused_run(hk_context *ctx, const void *args)
         .residual_out_stride = a->residual_out_stride,
         .rows = a->rows,
         .cols = a->cols,
-        .seed = a->seed,
-        .offset = a->offset,
+        HK_LN_DROPOUT_FIELDS(a),
         .epsilon = a->epsilon,
-        .dropout_scale = 1.0f / (1.0f - a->dropout_p),
-        .dropout_threshold = hk_dropout_threshold(a->dropout_p),
-        .dropout = a->dropout_p > 0.0f || a->dropout_mask,
-        .dropout_mask = a->dropout_mask,
-        .mask_words = HK_DROPOUT_MASK_WORDS(a->cols),
         .rms = a->norm == HK_NORM_RMS,
         .param_f32 = a->param_type == HK_DTYPE_F32,
     };
@@ -237,13 +237,7 @@ static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
         .dresidual_stride = a->dresidual_stride,
         .rows = a->rows,
         .cols = a->cols,
-        .seed = a->seed,
-        .offset = a->offset,
-        .dropout_scale = 1.0f / (1.0f - a->dropout_p),
-        .dropout_threshold = hk_dropout_threshold(a->dropout_p),
-        .dropout = a->dropout_p > 0.0f || a->dropout_mask,
-        .dropout_mask = a->dropout_mask,
-        .mask_words = HK_DROPOUT_MASK_WORDS(a->cols),
+        HK_LN_DROPOUT_FIELDS(a),
         .rms = a->norm == HK_NORM_RMS,
         .param_f32 = a->param_type == HK_DTYPE_F32,
         .stages = plan.stages,

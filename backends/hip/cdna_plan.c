@@ -5,9 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *type_name(hk_dtype t)
+/* The kernel-name part of an activation dtype, or NULL with `why` filled. */
+static const char *type_name(hk_dtype t, char *why, size_t why_size)
 {
-    return t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F16 ? "f16" : t == HK_DTYPE_F32 ? "f32" : NULL;
+    const char *name = t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F16 ? "f16" : t == HK_DTYPE_F32 ? "f32" : NULL;
+    if (!name)
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(t));
+    return name;
 }
 
 
@@ -15,11 +19,9 @@ static const char *type_name(hk_dtype t)
 
 int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why, size_t why_size)
 {
-    const char *tn = type_name(a->dtype);
-    if (!tn) {
-        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
+    const char *tn = type_name(a->dtype, why, why_size);
+    if (!tn)
         return -1;
-    }
     const int64_t tokens = a->batch * a->seqlen, half = a->rotary_dim / 2;
     if (tokens == 0 || a->heads == 0 || a->head_dim == 0)
         return 0;
@@ -99,19 +101,26 @@ static bool ln_shape(const char *dir, const char *tn, bool vec, int V, int64_t c
     return false;
 }
 
+/* What both directions check first: 1 to plan (*tn set), 0 for an empty problem, -1 unsupported (why). */
+static int ln_prologue(hk_dtype dtype, int64_t rows, int64_t cols, const char **tn, char *why, size_t why_size)
+{
+    if (!(*tn = type_name(dtype, why, why_size)))
+        return -1;
+    if (rows == 0 || cols == 0)
+        return 0;
+    if (rows > INT32_MAX) {
+        hk_format(why, why_size, "rows %lld; at most %d", (long long)rows, INT32_MAX);
+        return -1;
+    }
+    return 1;
+}
+
 int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, size_t why_size)
 {
-    const char *tn = type_name(a->dtype);
-    if (!tn) {
-        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
-        return -1;
-    }
-    if (a->rows == 0 || a->cols == 0)
-        return 0;
-    if (a->rows > INT32_MAX) {
-        hk_format(why, why_size, "rows %lld; at most %d", (long long)a->rows, INT32_MAX);
-        return -1;
-    }
+    const char *tn;
+    const int go = ln_prologue(a->dtype, a->rows, a->cols, &tn, why, why_size);
+    if (go <= 0)
+        return go;
     const int V = 16 / (int)hk_dtype_size(a->dtype);
     bool vec = a->cols % V == 0 && hk_rows_aligned16(a->x, a->x_stride, V) &&
                hk_rows_aligned16(a->y, a->y_stride, V) && hk_aligned16(a->gamma) && hk_aligned16(a->beta) &&
@@ -162,17 +171,10 @@ size_t hk_cdna_ln_bwd_workspace(const hk_context *ctx, const void *args)
 
 int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], char *why, size_t why_size)
 {
-    const char *tn = type_name(a->dtype);
-    if (!tn) {
-        hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
-        return -1;
-    }
-    if (a->rows == 0 || a->cols == 0)
-        return 0;
-    if (a->rows > INT32_MAX) {
-        hk_format(why, why_size, "rows %lld; at most %d", (long long)a->rows, INT32_MAX);
-        return -1;
-    }
+    const char *tn;
+    const int go = ln_prologue(a->dtype, a->rows, a->cols, &tn, why, why_size);
+    if (go <= 0)
+        return go;
     const int V = 16 / (int)hk_dtype_size(a->dtype);
     bool vec = a->cols % V == 0 && hk_rows_aligned16(a->dy, a->dy_stride, V) &&
                hk_rows_aligned16(a->z, a->z_stride, V) && hk_rows_aligned16(a->dx, a->dx_stride, V) &&

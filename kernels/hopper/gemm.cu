@@ -339,32 +339,26 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     {                                                                                                             \
         hk::hopper::gemm_body<T, TO, A_MN, B_MN, S>(&map_a, &map_b, &map_d, p);                                   \
     }
+/* One caller layout (letters as in the names) for every output type: bf16 in -> bf16/f32/f16, e4m3 -> bf16/f32. */
+#define HK_GEMM_OUT3(layout, A_MN, B_MN, S, suffix, attr)                                                       \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_##layout##_bf16##suffix, __nv_bfloat16, __nv_bfloat16, A_MN, B_MN, S, attr) \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_##layout##_f32##suffix, __nv_bfloat16, float, A_MN, B_MN, S, attr)          \
+    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_##layout##_f16##suffix, __nv_bfloat16, __half, A_MN, B_MN, S, attr)
+#define HK_GEMM_FP8(S, suffix, attr)                                                                             \
+    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, S, attr)       \
+    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, S, attr)
 /* (trans_a, trans_b) -> kernel operand layouts: A_MN = trans_a, B_MN = !trans_b; swapped: A_MN = !trans_b,
- * B_MN = trans_a */
+ * B_MN = trans_a (trans_a = 0 only) */
 #define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap)                                        \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f32##suffix, __nv_bfloat16, float, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f16##suffix, __nv_bfloat16, __half, false, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f32##suffix, __nv_bfloat16, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f16##suffix, __nv_bfloat16, __half, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_f32##suffix, __nv_bfloat16, float, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)   \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tn_f16##suffix, __nv_bfloat16, __half, true, true, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_f32##suffix, __nv_bfloat16, float, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_tt_f16##suffix, __nv_bfloat16, __half, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)
+    HK_GEMM_OUT3(nn, false, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
+    HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
+    HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                    \
+    HK_GEMM_OUT3(tt, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
+    HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap)                                      \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_bf16##suffix, __nv_bfloat16, __nv_bfloat16, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f32##suffix, __nv_bfloat16, float, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)  \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nn_f16##suffix, __nv_bfloat16, __half, true, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_bf16##suffix, __nv_bfloat16, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f32##suffix, __nv_bfloat16, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_bf16_nt_f16##suffix, __nv_bfloat16, __half, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_bf16##suffix, __nv_fp8_e4m3, __nv_bfloat16, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, hk::hopper::gemm_shape_##id, HK_GEMM_ATTR_##cluster)
+    HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
+    HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
+    HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_ATTR_1
 #define HK_GEMM_ATTR_2 __cluster_dims__(2, 1, 1)
 #define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap)                                       \

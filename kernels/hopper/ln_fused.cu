@@ -86,6 +86,15 @@ HK_DEV float inv_sqrt(float x) { return 1.0f / sqrtf(x); } // IEEE, as the CPU r
 // ---------------------------------------------------------------- forward, register-resident
 
 // The raw inputs of one row segment.
+// Columns of the NV vectors of thread s of a row segment: vector k at (k * TPR + s) * V, so each vector load
+// of the segment is contiguous across its threads.
+template <int TPR, int V, int NV> HK_DEV void segment_columns(int s, int64_t (&col)[NV])
+{
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+        col[k] = (int64_t)(k * TPR + s) * V;
+}
+
 // in[k]: vector k of this thread's segment lies in the matrix; returns whether the row does.
 template <int NV> HK_DEV bool row_mask(int64_t rows, int64_t cols, int64_t row, const int64_t (&col)[NV], bool (&in)[NV])
 {
@@ -224,9 +233,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params
     __shared__ float scratch[kBlock / kWarpLanes];
     const int s = (int)threadIdx.x % TPR;
     int64_t col[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-        col[k] = (int64_t)(k * TPR + s) * V;
+    segment_columns<TPR, V>(s, col);
     const int64_t row = (int64_t)blockIdx.x * kRows + threadIdx.x / TPR;
     fwd_row<T, NV> d;
     fwd_load<T, TPR>(p, row, col, d);
@@ -470,9 +477,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_prefetch(const hk_ln_b
     __shared__ float scratch[2 * kBlock / kWarpLanes];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR;
     int64_t col[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-        col[k] = (int64_t)(k * TPR + s) * V;
+    segment_columns<TPR, V>(s, col);
     float dg[NV][V] = {}, db[NV][V] = {};
 
     const int64_t groups = (p.rows + kRows - 1) / kRows;
@@ -511,9 +516,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd
     float *stats = reinterpret_cast<float *>(stage + stages * loads * NV * kBlock);
     uint32_t *masks = reinterpret_cast<uint32_t *>(stats + stages * 2 * kBlock);
     int64_t col[NV];
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-        col[k] = (int64_t)(k * TPR + s) * V;
+    segment_columns<TPR, V>(s, col);
     float dg[NV][V] = {}, db[NV][V] = {};
 
     const int64_t groups = (p.rows + kRows - 1) / kRows;
@@ -627,6 +630,7 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
     extern "C" __global__ void __launch_bounds__(HK_LN_BLOCK(TPR), MINB)                                      \
         hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_bwd_params p)                                            \
     {                                                                                                          \
+        static_assert(STAGES <= HK_LN_BWD_MAX_STAGES, "copy_async_wait waits on at most 3 newer groups");      \
         if constexpr (STAGES == 0)                                                                             \
             ln_bwd_prefetch<T, TPR, NV>(p);                                                                    \
         else                                                                                                   \

@@ -85,6 +85,21 @@ HK_DEV float warp_max(float v)
     return v;
 }
 
+/* Bits of consecutive lanes packed into 32-bit words: lane l holds a Bits-wide field (Bits divides 32); the
+ * first lane of each aligned group of 32 / Bits lanes gets the group's fields in lane order (lowest bits first).
+ * The whole warp must be converged. */
+template <int Bits> HK_DEV uint32_t pack_lane_bits(uint32_t field)
+{
+    uint32_t word = field;
+#pragma unroll
+    for (int j = 1; j < 32 / Bits; ++j)
+        word |= __shfl_down_sync(0xffffffffu, field, j) << (j * Bits);
+    return word;
+}
+
+/* One bit per lane of the converged warp (bit l: lane l's predicate). */
+HK_DEV uint32_t warp_ballot(bool pred) { return __ballot_sync(0xffffffffu, pred); }
+
 /* ---------------------------------------------------------------- range-checked buffers
  * The AMD buffer resources check the range in hardware; here a compare guards each access. */
 template <typename T> struct buf {
