@@ -305,6 +305,30 @@ template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
 
 // ---------------------------------------------------------------- backward, register-resident
 
+// What a backward call loads besides dy and z, as compile-time flags: each combination is its own instantiation
+// of the row loop, so a row held in registers holds only what that call loads (a dz_extra vector kept for every
+// row whether used or not cost D1024 a spilled register: bench/NOTES.md run 13).
+template <bool Extra, bool Mask> struct bwd_inputs {
+    static constexpr bool extra = Extra; // dz_extra
+    static constexpr bool mask = Mask;   // the stored dropout mask (else Philox, or no dropout)
+};
+
+// Runs body(bwd_inputs<...>{}) with the flags of p.
+template <typename F> HK_DEV void with_bwd_inputs(const hk_ln_bwd_params &p, F &&body)
+{
+    if (p.dz_extra) {
+        if (p.dropout_mask)
+            body(bwd_inputs<true, true>{});
+        else
+            body(bwd_inputs<true, false>{});
+    } else {
+        if (p.dropout_mask)
+            body(bwd_inputs<false, true>{});
+        else
+            body(bwd_inputs<false, false>{});
+    }
+}
+
 // The raw inputs of one row segment, loaded one row ahead (see ln_bwd).
 template <typename T, int NV> struct bwd_row {
     vec<T, 16 / sizeof(T)> dy[NV], z[NV], ex[NV];
@@ -312,7 +336,7 @@ template <typename T, int NV> struct bwd_row {
     float mean, rstd;
 };
 
-template <typename T, int NV>
+template <typename T, int NV, typename In>
 HK_DEV void bwd_load(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], bwd_row<T, NV> &d)
 {
     constexpr int V = 16 / sizeof(T);
@@ -328,12 +352,12 @@ HK_DEV void bwd_load(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col
             d.z[k] = load_vec<V>(z + col[k], cache_stream{});
         }
     }
-    if (p.dz_extra)
+    if constexpr (In::extra)
 #pragma unroll
         for (int k = 0; k < NV; ++k)
             if (col[k] < p.cols)
                 d.ex[k] = load_vec<V>(ex + col[k], cache_stream{});
-    if (p.dropout_mask)
+    if constexpr (In::mask)
 #pragma unroll
         for (int k = 0; k < NV; ++k)
             if (col[k] < p.cols)
@@ -397,10 +421,10 @@ HK_DEV void bwd_parts(const hk_ln_bwd_params &p, const int64_t (&col)[NV], const
 // One row segment of the backward from its raw vectors (dy(k), z(k), ex(k): vector k of the segment): pass 1
 // keeps xhat and dy * gamma in fp32 and sums them over the row, pass 2 costs two FMAs per element before the
 // mask (no recomputation); dgamma/dbeta accumulate in the thread's registers.
-template <typename T, int TPR, int NV, typename DY, typename Z, typename EX, typename M>
+template <typename T, int TPR, int NV, typename In, typename DY, typename Z, typename EX, typename M>
 HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], float mean, float rstd_row,
                         DY dy, Z z, EX ex, M mask_word, float (&dg)[NV][16 / sizeof(T)],
-                        float (&db)[NV][16 / sizeof(T)], float *scratch)
+                        float (&db)[NV][16 / sizeof(T)], float *scratch, int &half)
 {
     constexpr int V = 16 / sizeof(T);
     bool in[NV];
@@ -432,7 +456,7 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
             sums[1] += gg[k][i];
         }
     }
-    segment_sum<TPR>(sums, scratch);
+    segment_sum2<TPR>(sums, scratch, half);
     // dz = rstd * (gg - mean(gg) - xhat * mean(gg * xhat)) = gg * rstd + b + xhat * a
     const float inv_cols = 1.0f / (float)p.cols;
     const float a = -rstd * (sums[0] * inv_cols), b = p.rms ? 0.0f : -rstd * (sums[1] * inv_cols);
@@ -447,7 +471,7 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
 #pragma unroll
         for (int i = 0; i < V; ++i)
             dz[i] = fmaf(xh[k][i], a, fmaf(gg[k][i], rstd, b));
-        if (p.dz_extra) {
+        if constexpr (In::extra) {
             float e[V];
             unpack(ex(k), e);
 #pragma unroll
@@ -456,7 +480,7 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
         }
         if (p.dresidual)
             store_vec(dres + col[k], pack<T>(dz), cache_stream{});
-        if (p.dropout_mask)
+        if constexpr (In::mask)
             dropout(dz, mask_word(k) >> (col[k] & 31), p.dropout_scale);
         else if (p.dropout)
             dropout(dz, (uint64_t)(row * p.cols + col[k]), p.seed, p.offset, p.dropout_threshold, p.dropout_scale);
@@ -469,31 +493,41 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
 
 // Prefetch form: the next group's row waits in registers. Best where a thread holds few vectors of a row
 // (narrow rows, 3 blocks per SM; bench/NOTES.md run 6).
-template <typename T, int TPR, int NV> HK_DEV void ln_bwd_prefetch(const hk_ln_bwd_params &p)
+template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_prefetch(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
     constexpr int kRows = kBlock / TPR;
-    __shared__ float scratch[2 * kBlock / kWarpLanes];
+    HK_LDS(float, scratch, 4 * kBlock / kWarpLanes);
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR;
     int64_t col[NV];
     segment_columns<TPR, V>(s, col);
     float dg[NV][V] = {}, db[NV][V] = {};
+    int half = 0;
 
-    const int64_t groups = (p.rows + kRows - 1) / kRows;
-    bwd_row<T, NV> cur;
-    if ((int64_t)blockIdx.x < groups)
-        bwd_load(p, (int64_t)blockIdx.x * kRows + seg, col, cur);
-    for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
-        bwd_row<T, NV> next;
-        if (g + gridDim.x < groups)
-            bwd_load(p, (g + gridDim.x) * kRows + seg, col, next);
-        using row_vec = vec<T, V>; // accessors hand out references: a copy of a 16-bit vector costs moves
-        bwd_segment<T, TPR, NV>(
-            p, g * kRows + seg, col, cur.mean, cur.rstd, [&](int k) -> const row_vec & { return cur.dy[k]; },
-            [&](int k) -> const row_vec & { return cur.z[k]; }, [&](int k) -> const row_vec & { return cur.ex[k]; },
-            [&](int k) { return cur.mask[k]; }, dg, db, scratch);
-        cur = next;
+    const int64_t groups = (p.rows + kRows - 1) / kRows, step = gridDim.x;
+    using row_vec = vec<T, V>; // accessors hand out references: a copy of a 16-bit vector costs moves
+    auto load = [&](int64_t g, bwd_row<T, NV> &d) {
+        if (g < groups)
+            bwd_load<T, NV, In>(p, g * kRows + seg, col, d);
+    };
+    auto reduce = [&](int64_t g, const bwd_row<T, NV> &d) {
+        bwd_segment<T, TPR, NV, In>(
+            p, g * kRows + seg, col, d.mean, d.rstd, [&](int k) -> const row_vec & { return d.dy[k]; },
+            [&](int k) -> const row_vec & { return d.z[k]; }, [&](int k) -> const row_vec & { return d.ex[k]; },
+            [&](int k) { return d.mask[k]; }, dg, db, scratch, half);
+    };
+    // Two row buffers in turn (unrolled by two): the next row loads into one while the other is reduced, and
+    // no register copies pass between them.
+    bwd_row<T, NV> even, odd;
+    load(blockIdx.x, even);
+    for (int64_t g = blockIdx.x; g < groups; g += 2 * step) {
+        load(g + step, odd);
+        reduce(g, even);
+        if (g + step >= groups)
+            break;
+        load(g + 2 * step, even);
+        reduce(g + step, odd);
     }
     bwd_parts<T, TPR, NV>(p, col, dg, db);
 }
@@ -501,23 +535,25 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_prefetch(const hk_ln_b
 // Staged form: each thread copies its own vectors of the rows ahead into dynamic shared memory with cp.async
 // (p.stages - 1 rows in flight, no registers held for them, no barrier: a thread reads back only what it
 // copied). Best for wide rows, whose register-held next row would cost occupancy.
-template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd_params &p)
+template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_staged(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
     constexpr int kRows = kBlock / TPR;
     using row_vec = vec<T, V>;
-    __shared__ float scratch[2 * kBlock / kWarpLanes];
+    HK_LDS(float, scratch, 4 * kBlock / kWarpLanes);
     // [stage][load: dy, z, dz_extra][k][thread] vectors, [stage][mean, rstd][thread] floats, then
     // [stage][k][thread] mask words
     extern __shared__ uint4 stage[];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR, tid = (int)threadIdx.x;
-    const int loads = p.dz_extra ? 3 : 2, stages = p.stages;
+    constexpr int loads = In::extra ? 3 : 2;
+    const int stages = p.stages;
     float *stats = reinterpret_cast<float *>(stage + stages * loads * NV * kBlock);
     uint32_t *masks = reinterpret_cast<uint32_t *>(stats + stages * 2 * kBlock);
     int64_t col[NV];
     segment_columns<TPR, V>(s, col);
     float dg[NV][V] = {}, db[NV][V] = {};
+    int half = 0;
 
     const int64_t groups = (p.rows + kRows - 1) / kRows;
     // Copies group g's row of this segment into stage st; one commit group per call, empty past the end.
@@ -534,7 +570,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd
                         copy_async16(stage + ((st * loads + l) * NV + k) * kBlock + tid, src[l] + col[k]);
             copy_async4(stats + (2 * st) * kBlock + tid, p.rms ? p.rstd + row : p.mean + row);
             copy_async4(stats + (2 * st + 1) * kBlock + tid, p.rstd + row);
-            if (p.dropout_mask)
+            if constexpr (In::mask)
 #pragma unroll
                 for (int k = 0; k < NV; ++k)
                     if (col[k] < p.cols)
@@ -552,9 +588,9 @@ template <typename T, int TPR, int NV> HK_DEV void ln_bwd_staged(const hk_ln_bwd
         auto staged = [&](int l) {
             return [=](int k) -> const row_vec & { return *reinterpret_cast<const row_vec *>(in + (l * NV + k) * kBlock); };
         };
-        bwd_segment<T, TPR, NV>(p, g * kRows + seg, col, stats[(2 * st) * kBlock + tid],
+        bwd_segment<T, TPR, NV, In>(p, g * kRows + seg, col, stats[(2 * st) * kBlock + tid],
                                 stats[(2 * st + 1) * kBlock + tid], staged(0), staged(1), staged(2),
-                                [&](int k) { return masks[(st * NV + k) * kBlock + tid]; }, dg, db, scratch);
+                                [&](int k) { return masks[(st * NV + k) * kBlock + tid]; }, dg, db, scratch, half);
         st = st + 1 == stages ? 0 : st + 1;
     }
     bwd_parts<T, TPR, NV>(p, col, dg, db);
@@ -631,10 +667,12 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
         hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_bwd_params p)                                            \
     {                                                                                                          \
         static_assert(STAGES <= HK_LN_BWD_MAX_STAGES, "copy_async_wait waits on at most 3 newer groups");      \
-        if constexpr (STAGES == 0)                                                                             \
-            ln_bwd_prefetch<T, TPR, NV>(p);                                                                    \
-        else                                                                                                   \
-            ln_bwd_staged<T, TPR, NV>(p);                                                                      \
+        with_bwd_inputs(p, [&](auto in) {                                                                      \
+            if constexpr (STAGES == 0)                                                                         \
+                ln_bwd_prefetch<T, TPR, NV, decltype(in)>(p);                                                  \
+            else                                                                                               \
+                ln_bwd_staged<T, TPR, NV, decltype(in)>(p);                                                    \
+        });                                                                                                    \
     }
 #define HK_LN_ANY(T, NAME)                                                                                     \
     HK_KERNEL(hk_ln_fwd_##NAME##_any, hk_ln_fwd_params, HK_LN_ANY_BLOCK) { ln_fwd_any<T>(p); }                 \
