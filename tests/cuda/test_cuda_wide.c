@@ -249,6 +249,9 @@ static const rot_case rot_cases[] = {
     {"rot_misaligned_scalar", BF, 2, 33, 3, 128, 96, 0, 0, 0, 1, 1},
     {"rot_misaligned_interleaved_in_place", F32, 1, 40, 4, 64, 64, 1, 1, 1, 0, 1},
     {"rot_f32_half_position_ids_clamped", F32, 2, 64, 4, 64, 64, 0, 0, 0, 1, 0},
+    /* more than one block of chunks (832 scalar units per head) or of head groups (258 groups of 4 heads) */
+    {"rot_chunk_tiles_scalar_tail_copy", BF, 2, 3, 2, 1024, 384, 0, 0, 0, 1, 1},
+    {"rot_head_group_tiles_1030_heads", BF, 2, 5, 1030, 64, 64, 1, 0, 0, 0, 0},
 };
 
 static void run_rot(const th_ctx *c, const void *param)
