@@ -29,19 +29,18 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> stru
     static constexpr int bm = BM, bn = BN, stages = STAGES, cluster = CLUSTER;
     static constexpr bool persist = PERSIST, swap = SWAP;
     static constexpr int consumers = BM / 64, threads = HK_GEMM_THREADS(BM);
-    static constexpr uint32_t a_bytes = BM * 128, b_bytes = HK_GEMM_STAGE_B_ROWS(BN, SWAP) * 128;
-    static constexpr uint32_t stage_bytes = a_bytes + b_bytes;
+    static constexpr uint32_t a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
     static constexpr uint32_t epi_bytes = SWAP ? 0 : 2 * 64 * 128; /* per consumer: two store buffers */
     static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, SWAP);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
     static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
 };
-#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap)                                   \
+#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                               \
     using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap>;
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
-/* wgmma for the tile widths tiles/hopper/mma.cuh does not provide (P208, P168, P144), in its generated form. */
+/* wgmma for the tile widths tiles/hopper/mma.cuh does not provide (P208, P168, P144, P96), in its generated form. */
 template <bool TA, bool TB> struct wgmma_op<208, __nv_bfloat16, TA, TB> {
     static __device__ __forceinline__ void run(float (&d)[104], uint64_t da, uint64_t db, int scale_d)
     {
@@ -102,6 +101,26 @@ template <> struct wgmma_op<144, __nv_fp8_e4m3, false, false> {
     }
 };
 
+template <bool TA, bool TB> struct wgmma_op<96, __nv_bfloat16, TA, TB> {
+    static __device__ __forceinline__ void run(float (&d)[48], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1, %51, %52;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+                     : "l"(da), "l"(db), "r"(scale_d), "n"(int(TA)), "n"(int(TB)));
+    }
+};
+
+template <> struct wgmma_op<96, __nv_fp8_e4m3, false, false> {
+    static __device__ __forceinline__ void run(float (&d)[48], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+                     : "l"(da), "l"(db), "r"(scale_d));
+    }
+};
+
 /* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the
  * CTAs running at once share A rows and B columns in L2. */
 __device__ __forceinline__ void gemm_tile(int t, int tiles_m, int tiles_n, int group_m, int &tm, int &tn)
@@ -155,8 +174,8 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
 /* Same result through shared memory and TMA stores: per 128-byte-wide column chunk, every thread writes
  * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
- * [r0, r1) only, whole chunks; the columns past the last whole chunk (BN = 144, 168, 208) go from registers,
- * since the store box is a whole chunk wide and would overwrite the next tile. */
+ * [r0, r1) only, whole chunks; the columns past the last whole chunk (BN = 96, 144, 168, 208) go from
+ * registers, since the store box is a whole chunk wide and would overwrite the next tile. */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   uint8_t *stage, int slab, int row0, int col0, int r0, int r1)
@@ -251,8 +270,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     constexpr int bm = S::bm, bn = S::bn, stages = S::stages, bk = 128 / sizeof(T);
     using acc_t = accum_64xN<bn>;
     static_assert(!(A_MN || B_MN) || sizeof(T) == 2, "wgmma transposes 16-bit operands only");
-    /* bytes a stage receives: MN-major B in whole 64-column boxes, K-major B as the tile's rows */
-    constexpr uint32_t stage_tx = S::a_bytes + (B_MN ? S::b_bytes : bn * 128);
+    static_assert(!B_MN || bn % 64 == 0, "MN-major B comes in 64-column boxes");
 
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
@@ -298,7 +316,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 gemm_tile(t, tiles_m, tiles_n, p.group_m, tm, tn);
                 for (int kb = kb0; kb < kb1; ++kb) {
                     empty[s].wait(phase ^ 1);
-                    full[s].arrive_expect_tx(stage_tx);
+                    full[s].arrive_expect_tx(S::stage_bytes);
                     uint8_t *sa = smem + s * S::stage_bytes, *sb = sa + S::a_bytes;
                     /* MN-major operands come in 64-wide boxes of bk K rows; K-major ones in one box of all rows */
                     if constexpr (A_MN) {
@@ -307,7 +325,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                         tma_load_2d(sa, map_a, full[s], kb * bk, tm * bm);
                     }
                     if constexpr (B_MN) {
-                        for (int i = 0; i < (bn + 63) / 64; ++i) tma_load_2d(sb + i * 8192, map_b, full[s], tn * bn + 64 * i, kb * bk);
+                        for (int i = 0; i < bn / 64; ++i) tma_load_2d(sb + i * 8192, map_b, full[s], tn * bn + 64 * i, kb * bk);
                     } else {
                         tma_load_2d(sb, map_b, full[s], kb * bk, tn * bn);
                     }
@@ -414,20 +432,24 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, S, attr)
 /* (trans_a, trans_b) -> kernel operand layouts: A_MN = trans_a, B_MN = !trans_b; swapped: A_MN = !trans_b,
  * B_MN = trans_a (trans_a = 0 only) */
-#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap)                                        \
+#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                    \
     HK_GEMM_OUT3(nn, false, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
-    HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                    \
+    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, kb)
+/* the layouts with K-major B (trans_b 1) only */
+#define HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                 \
+    HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_OUT3(tt, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
-#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap)                                      \
+#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                  \
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_ATTR_1
 #define HK_GEMM_ATTR_2 __cluster_dims__(2, 1, 1)
-#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap)                                       \
-    HK_GEMM_FAMILY_##swap(id, suffix, bm, bn, stages, cluster, persist, swap)
-#define HK_GEMM_FAMILY_0 HK_GEMM_PLAIN
-#define HK_GEMM_FAMILY_1 HK_GEMM_SWAPPED
+#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                   \
+    HK_GEMM_FAMILY_##swap##kb(id, suffix, bm, bn, stages, cluster, persist, swap, kb)
+#define HK_GEMM_FAMILY_00 HK_GEMM_PLAIN
+#define HK_GEMM_FAMILY_01 HK_GEMM_KMAJOR_B
+#define HK_GEMM_FAMILY_10 HK_GEMM_SWAPPED
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

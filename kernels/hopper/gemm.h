@@ -13,11 +13,12 @@
 #define HK_GEMM_GROUP_M 8 /* tile rows per L2 group of the persistent walk */
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
- * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands.
+ * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, K-major B only.
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
- *  P208 ... P128  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
- *        (the host picks the width by a wave-fill model). An N-contiguous B still comes in whole 64-column
- *        boxes: the stage holds them, the mma reads the tile's columns;
+ *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
+ *        (the host picks the width by a wave-fill model). Widths that are no multiple of 64 are built for
+ *        K-major B only: an N-contiguous B comes in 64-column boxes, and loading whole boxes for a partial
+ *        one measured slower than the next multiple of 64 (run 8);
  *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
  *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
  *        workspace). For long K over fewer tiles than SMs;
@@ -29,27 +30,25 @@
  * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
-    X(P256, , 128, 256, 4, 1, 1, 0)                                                                             \
-    X(P208, _n208, 128, 208, 4, 1, 1, 0)                                                                        \
-    X(P192, _n192, 128, 192, 4, 1, 1, 0)                                                                        \
-    X(P168, _n168, 128, 168, 4, 1, 1, 0)                                                                        \
-    X(P144, _n144, 128, 144, 4, 1, 1, 0)                                                                        \
-    X(P128, _n128, 128, 128, 6, 1, 1, 0)                                                                        \
-    X(SK2, _sk2, 128, 128, 6, 2, 0, 0)                                                                          \
-    X(M64, _m64, 64, 128, 8, 1, 0, 0)                                                                           \
-    X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0)                                                                      \
-    X(SW16, _sw16, 64, 16, 16, 2, 0, 1)                                                                         \
-    X(SW32, _sw32, 64, 32, 14, 2, 0, 1)                                                                         \
-    X(SW64, _sw64, 64, 64, 12, 2, 0, 1)
+    X(P256, , 128, 256, 4, 1, 1, 0, 0)                                                                          \
+    X(P208, _n208, 128, 208, 4, 1, 1, 0, 1)                                                                     \
+    X(P192, _n192, 128, 192, 4, 1, 1, 0, 0)                                                                     \
+    X(P168, _n168, 128, 168, 4, 1, 1, 0, 1)                                                                     \
+    X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
+    X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
+    X(P96, _n96, 128, 96, 6, 1, 1, 0, 1)                                                                        \
+    X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
+    X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
+    X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
+    X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0)                                                                      \
+    X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0)                                                                      \
+    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)
 
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
 #define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
-/* B rows a stage holds: the tile's columns, rounded up to whole 64-column boxes (swapped: its M, K-major). */
-#define HK_GEMM_STAGE_B_ROWS(bn, swap) ((swap) ? (bn) : ((bn) + 63) / 64 * 64)
-/* Ring stages of A (bm rows) and B, 128 bytes each; per consumer warpgroup 16 KiB of epilogue staging for the
- * TMA store (not with swapped operands: those store from registers); 1 KiB alignment slack. */
-#define HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)                                                              \
-    ((stages) * ((bm) + HK_GEMM_STAGE_B_ROWS(bn, swap)) * 128 + ((swap) ? 0 : (bm) / 64 * 16384) + 1024)
+/* Ring stages of A (bm rows) and B (bn rows), 128 bytes each; per consumer warpgroup 16 KiB of epilogue
+ * staging for the TMA store (not with swapped operands: those store from registers); 1 KiB alignment slack. */
+#define HK_GEMM_SHARED_BYTES(bm, bn, stages, swap) ((stages) * ((bm) + (bn)) * 128 + ((swap) ? 0 : (bm) / 64 * 16384) + 1024)
 
 typedef struct hk_gemm_params {
     int32_t m, n, k;   /* the kernel's problem: with swapped operands m and n are the caller's n and m */
