@@ -115,7 +115,7 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool t
         return c;
     }
     const int widths[][4] = {{P256, 256, 1000, 0}, {P208, 208, 1040, 1}, {P192, 192, 1030, 0}, {P168, 168, 1100, 1},
-                             {P144, 144, 1060, 1}, {P128, 128, 1050, 0}, {P96, 96, 1150, 1}};
+                             {P144, 144, 1060, 1}, {P128, 128, 1050, 0}};
     int64_t best = INT64_MAX;
     for (auto &w : widths) {
         if (w[3] && !tb) continue; /* K-major B only */
@@ -551,7 +551,7 @@ int main(int argc, char **argv)
                 md.direct = direct;
                 /* the register epilogue: once per kind of work split (swapped shapes always use it) */
                 if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P208 || md.shape == P192 ||
-                               md.shape == P168 || md.shape == P128 || md.shape == P96 || md.shape == M64N64))
+                               md.shape == P168 || md.shape == P128 || md.shape == M64N64))
                     continue;
                 cur = md;
                 for (auto &s : shapes)

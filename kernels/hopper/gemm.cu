@@ -40,7 +40,7 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> stru
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
-/* wgmma for the tile widths tiles/hopper/mma.cuh does not provide (P208, P168, P144, P96), in its generated form. */
+/* wgmma for the tile widths tiles/hopper/mma.cuh does not provide (P208, P168, P144), in its generated form. */
 template <bool TA, bool TB> struct wgmma_op<208, __nv_bfloat16, TA, TB> {
     static __device__ __forceinline__ void run(float (&d)[104], uint64_t da, uint64_t db, int scale_d)
     {
@@ -101,26 +101,6 @@ template <> struct wgmma_op<144, __nv_fp8_e4m3, false, false> {
     }
 };
 
-template <bool TA, bool TB> struct wgmma_op<96, __nv_bfloat16, TA, TB> {
-    static __device__ __forceinline__ void run(float (&d)[48], uint64_t da, uint64_t db, int scale_d)
-    {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1, %51, %52;\n}"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
-                     : "l"(da), "l"(db), "r"(scale_d), "n"(int(TA)), "n"(int(TB)));
-    }
-};
-
-template <> struct wgmma_op<96, __nv_fp8_e4m3, false, false> {
-    static __device__ __forceinline__ void run(float (&d)[48], uint64_t da, uint64_t db, int scale_d)
-    {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1;\n}"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
-                     : "l"(da), "l"(db), "r"(scale_d));
-    }
-};
-
 /* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the
  * CTAs running at once share A rows and B columns in L2. */
 __device__ __forceinline__ void gemm_tile(int t, int tiles_m, int tiles_n, int group_m, int &tm, int &tn)
@@ -174,8 +154,8 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
 /* Same result through shared memory and TMA stores: per 128-byte-wide column chunk, every thread writes
  * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
- * [r0, r1) only, whole chunks; the columns past the last whole chunk (BN = 96, 144, 168, 208) go from
- * registers, since the store box is a whole chunk wide and would overwrite the next tile. */
+ * [r0, r1) only, whole chunks; the columns past the last whole chunk (BN = 144, 168, 208) go from registers,
+ * since the store box is a whole chunk wide and would overwrite the next tile. */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   uint8_t *stage, int slab, int row0, int col0, int r0, int r1)

@@ -15,7 +15,7 @@
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, K-major B only.
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
- *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
+ *  P208 ... P128  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
  *        (the host picks the width by a wave-fill model). Widths that are no multiple of 64 are built for
  *        K-major B only: an N-contiguous B comes in 64-column boxes, and loading whole boxes for a partial
  *        one measured slower than the next multiple of 64 (run 8);
@@ -36,7 +36,6 @@
     X(P168, _n168, 128, 168, 4, 1, 1, 0, 1)                                                                     \
     X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
     X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
-    X(P96, _n96, 128, 96, 6, 1, 1, 0, 1)                                                                        \
     X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
     X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
