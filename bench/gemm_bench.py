@@ -62,7 +62,9 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
 def tunes(m, n, k):
     if m <= 64:
         return ['sk2:2', 'sw16', 'sw64']
-    return ['p256', 'p192', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p256', 'p192']
+    if m * n * k <= 2 ** 29:
+        return ['p256', 'p144', 'p128', 'sk2:1', 'm64', 'm64n64']
+    return ['p256', 'p192', 'p144', 'p128', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p256', 'p192', 'p144']
 
 
 def tuned(run, tune):
@@ -122,7 +124,7 @@ def bench_gemm(b):
     b.check('gemm', f'{m}x{n}x784 e4m3 nt', 'scales', rel_err(d8, ref), 1e-2)
 
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192), (8192, 8192, 28672),
-              (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072), (16, 8192, 8192),
+              (512, 512, 512), (1024, 1024, 1024), (1536, 1536, 1536), (2048, 2048, 2048), (3072, 3072, 3072), (16, 8192, 8192),
               (64, 8192, 8192), (128, 8192, 8192)]
     for (m, n, k) in shapes:
         shape = f'{m}x{n}x{k}'
@@ -152,7 +154,7 @@ def bench_gemm(b):
         contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p256', 'p192')]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p256', 'p144')]
         alternate(b, 'gemm', shape + ' e4m3', contenders, 2.0 * s ** 3)
         del a, w, out
 

@@ -2,11 +2,14 @@
 # One device call for the Hopper GEMM: SASS facts, correctness of every launch shape, ncu profiles of the
 # default kernels against cuBLAS's (PROFILE=1), timing vs cuBLAS (harness table), then libhk through ctypes vs
 # torch (bench/gemm_bench.py --sweep) when a library is carried (LIBHK=1).
-# Carry .carry/gemm (gemm_harness built with the nvcc line in bench/gemm_harness.cu, libhk.so.1 from a build
-# here); a harness that does not start there is rebuilt with that machine's nvcc.
-cd "$(dirname "$0")/.."
+# CARRY (default: .carry/gemm under the tree this script sits in) holds gemm_harness, built with the nvcc line
+# in bench/gemm_harness.cu, and libhk.so.1 from a build here; a harness that does not start there is rebuilt
+# with that machine's nvcc. HK_CHECK_SHAPES (e.g. P144,M64N64) limits the checks to those shapes' kernels.
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
 OUT=${OUT:-/tmp}
-H=.carry/gemm/gemm_harness
+CARRY=${CARRY:-$ROOT/.carry/gemm}
+H=$CARRY/gemm_harness
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv,noheader
 if ! $H probe; then
   echo "rebuilding harness"
@@ -16,7 +19,7 @@ if ! $H probe; then
 fi
 cuobjdump --dump-sass $H > /tmp/sass.txt 2>&1
 awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++} /MEMBAR/{b[f]++} END{for (k in g) if (k ~ /hk_gemm/) printf "sass %-36s gmma=%d ldl/stl=%d membar=%d\n", k, g[k], l[k]+0, b[k]+0}' /tmp/sass.txt | sort > $OUT/sass_summary.txt
-echo "kernels with gmma: $(wc -l < $OUT/sass_summary.txt), with local memory: $(grep -vc 'ldl/stl=0 ' $OUT/sass_summary.txt)"
+echo "kernels with gmma: $(wc -l < $OUT/sass_summary.txt) of $(grep -c 'Function : hk_gemm' /tmp/sass.txt), with local memory: $(grep -vc 'ldl/stl=0 ' $OUT/sass_summary.txt)"
 grep -o 'HGMMA\.[0-9x]*\.[A-Z0-9]*\|QGMMA\.[0-9x]*\.[A-Z0-9]*' /tmp/sass.txt | sort | uniq -c
 timeout ${QUICK_S:-110} $H quick > $OUT/quick.log 2>&1; rc=$?
 grep -v " ok$" $OUT/quick.log | head -30; echo "checks rc=$rc, $(grep -c ' ok$' $OUT/quick.log) ok"
@@ -35,8 +38,8 @@ fi
 timeout ${BENCH_S:-200} $H bench > $OUT/bench.log 2>&1; echo "bench rc=$?"
 grep -v "^check.* ok$" $OUT/bench.log | grep -v "^$" | grep -v "^max active"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
-if [ "${LIBHK:-0}" = 1 ] && [ -f .carry/gemm/libhk.so.1 ]; then
-  HK_LIB=.carry/gemm/libhk.so.1 PYTHONUNBUFFERED=1 timeout ${LIBHK_S:-100} python3 bench/gemm_bench.py --reps 20 --sweep \
+if [ "${LIBHK:-0}" = 1 ] && [ -f $CARRY/libhk.so.1 ]; then
+  HK_LIB=$CARRY/libhk.so.1 PYTHONUNBUFFERED=1 timeout ${LIBHK_S:-100} python3 bench/gemm_bench.py --reps 20 --sweep \
     > $OUT/libhk.log 2>&1; echo "gemm_bench rc=$?"
   grep -v "ok$" $OUT/libhk.log | tail -60
 fi

@@ -48,12 +48,13 @@ struct shape_info {
     kern_t bf16[4][3], e4m3[2];
 };
 #define HK_KB(pre, suffix) {pre##bf16##suffix, pre##f32##suffix, pre##f16##suffix}
-#define HK_SHAPE_0(id, suffix)                                                                                     \
+#define HK_SHAPE_00(id, suffix)                                                                                    \
     {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), HK_KB(hk_gemm_sm90_bf16_tn_, suffix), \
      HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
-#define HK_SHAPE_1(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
-#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap)                                               \
-    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), HK_SHAPE_##swap(id, suffix),    \
+#define HK_SHAPE_01(id, suffix) {{}, HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
+#define HK_SHAPE_10(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
+#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                           \
+    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), HK_SHAPE_##swap##kb(id, suffix), \
      {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}},
 /* experiments: X(id, bm, bn, stages, cluster, swap), one tile per CTA; none at present (bench/NOTES.md lists
  * those measured and dropped) */
@@ -88,7 +89,7 @@ static std::string cfg_name(const cfg_t &c)
 
 /* The library's choice (backends/cuda/gemm.c, hk_gemm_launch_shape), repeated here. */
 static int num_sms;
-static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in)
+static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true)
 {
     auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
     const int64_t kblocks = cdiv(k, 128 / dsize(in));
@@ -98,19 +99,29 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in)
         if (2 * cdiv(n, 64) <= num_sms && kblocks >= 8) c.split = 2;
         return c;
     }
-    const int64_t tiles_m = cdiv(m, 128);
-    if (2 * tiles_m * cdiv(n, 256) <= num_sms) {
-        const int64_t tiles64 = cdiv(m, 64) * cdiv(n, 128);
-        if (tiles64 <= num_sms && (2 * tiles64 > num_sms || kblocks < 32)) {
-            c.shape = M64;
-            return c;
-        }
-        c.shape = SK2;
-        if (2 * tiles_m * cdiv(n, 128) <= num_sms && kblocks >= 8) c.split = 2;
+    const int64_t tiles64 = cdiv(m, 64) * cdiv(n, 128);
+    if (kblocks < 32 && cdiv(m, 64) * cdiv(n, 64) <= num_sms) {
+        c.shape = M64N64;
         return c;
     }
-    const int64_t cost256 = cdiv(tiles_m * cdiv(n, 256), num_sms) * 256, cost192 = cdiv(tiles_m * cdiv(n, 192), num_sms) * 192;
-    c.shape = cost192 * 20 < cost256 * 19 ? P192 : P256;
+    if (tiles64 <= num_sms && (2 * tiles64 > num_sms || kblocks < 32)) {
+        c.shape = M64;
+        return c;
+    }
+    const int64_t tiles_m = cdiv(m, 128);
+    if (2 * tiles_m * cdiv(n, 128) <= num_sms && kblocks >= 8) {
+        c.shape = SK2;
+        c.split = 2;
+        return c;
+    }
+    const int widths[][4] = {{P256, 256, 1000, 0}, {P208, 208, 1040, 1}, {P192, 192, 1030, 0}, {P168, 168, 1100, 1},
+                             {P144, 144, 1060, 1}, {P128, 128, 1050, 0}};
+    int64_t best = INT64_MAX;
+    for (auto &w : widths) {
+        if (w[3] && !tb) continue; /* K-major B only */
+        const int64_t cost = cdiv(tiles_m * cdiv(n, w[1]), num_sms) * w[1] * w[2];
+        if (cost < best) { best = cost; c.shape = w[0]; }
+    }
     return c;
 }
 
@@ -440,18 +451,16 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t L[3];
     cublasLtMatmulAlgo_t algo;
-    if (!ta && tb) {
-        if (lt_plan(m, n, k, in, op, L, algo)) {
-            fs.push_back([&](cudaStream_t st) { CKB(cublasLtMatmul(lt, op, &one, b, L[0], a, L[1], &zero, d2, L[2], d2, L[2], &algo, lt_ws, lt_ws_bytes, st)); });
-            names.push_back(std::string("cublasLt ") + lay);
-        }
-        if (in == BF16) {
-            fs.push_back([&](cudaStream_t) { /* on bench_stream (cublasSetStream) */
-                CKB(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a, CUDA_R_16BF, k, &zero, d2,
-                                 CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-            });
-            names.push_back(std::string("cublasGemmEx ") + lay);
-        }
+    if (!ta && tb && lt_plan(m, n, k, in, op, L, algo)) {
+        fs.push_back([&](cudaStream_t st) { CKB(cublasLtMatmul(lt, op, &one, b, L[0], a, L[1], &zero, d2, L[2], d2, L[2], &algo, lt_ws, lt_ws_bytes, st)); });
+        names.push_back(std::string("cublasLt ") + lay);
+    }
+    if (in == BF16) { /* row-major D = op(A) op(B) as column-major D^T = op(B)^T op(A)^T, every layout */
+        fs.push_back([&](cudaStream_t) { /* on bench_stream (cublasSetStream) */
+            CKB(cublasGemmEx(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF,
+                             q.ldb, a, CUDA_R_16BF, q.lda, &zero, d2, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        });
+        names.push_back(std::string("cublasGemmEx ") + lay);
     }
     if (profiling) { /* one call of each contender inside the profiled range (bench/gemm_device_run.sh, ncu) */
         for (auto &f : fs) f(bench_stream);
@@ -526,19 +535,24 @@ int main(int argc, char **argv)
     /* correctness: every launch shape (and k-split), layout and output, ragged, alpha/beta, aliasing, padding,
      * k = 0, skinny m, k shorter than the split, multi-tile persistent walks; each case where its kernel is built */
     std::vector<cfg_t> modes;
+    const char *only = getenv("HK_CHECK_SHAPES"); /* e.g. "P144,M64N64": check only these shapes' kernels */
     for (int sh = 0; sh < NSHAPES; ++sh) {
+        if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + all_shapes[sh].name + ",").c_str()))
+            continue;
         modes.push_back({sh, 1, 8, 0});
         if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
     }
     if (!bench_only) {
         const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8},
                                  {16, 1000, 4104}, {384, 700, 264}, {130, 600, 8}, {1, 777, 520}, {33, 2000, 1000},
-                                 {64, 1500, 776}};
+                                 {64, 1500, 776}, {200, 1288, 136}, {136, 654, 200}, {260, 616, 72}};
         for (int direct = 0; direct < 2; ++direct)
             for (cfg_t md : modes) {
                 md.direct = direct;
                 /* the register epilogue: once per kind of work split (swapped shapes always use it) */
-                if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P192)) continue;
+                if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P208 || md.shape == P192 ||
+                               md.shape == P168 || md.shape == P128 || md.shape == M64N64))
+                    continue;
                 cur = md;
                 for (auto &s : shapes)
                     for (int l = 0; l < 4; ++l)
@@ -562,13 +576,20 @@ int main(int argc, char **argv)
                     check(3968, 2304, 520, BF16, F32, true, false, 2, 0);
                 }
             }
-        /* the library's own choice on the shapes timed below, ragged variants of them too */
+        /* the library's own choice on the shapes timed below, ragged variants of them too, per layout */
         for (auto s : std::vector<std::array<int, 3>>{{16, 8192, 1024}, {13, 4096, 2056}, {60, 2000, 8192}, {128, 3000, 1000},
                                                        {3072, 3072, 512}, {3000, 3100, 256}, {512, 512, 512}, {1024, 1000, 1040},
-                                                       {640, 1088, 300}, {200, 130, 4000}}) {
-            cur = default_cfg(s[0], s[1], s[2], false, BF16);
-            check(s[0], s[1], s[2], BF16, BF16, false, true, 0, 0);
-            check(s[0], s[1], s[2], BF16, F32, false, false, 2, 8);
+                                                       {640, 1088, 300}, {200, 130, 4000}, {1536, 1536, 1536}, {1500, 1530, 700},
+                                                       {1280, 1280, 1280}, {2560, 2560, 256}, {256, 8192, 1024}, {640, 640, 640},
+                                                       {1792, 1792, 1792}, {2304, 2304, 520}, {1700, 1750, 300}, {1152, 1100, 600},
+                                                       {2176, 2176, 136}}) {
+            for (int l = 0; l < 4; ++l) {
+                const bool ta = l & 2, tb = l & 1;
+                cur = default_cfg(s[0], s[1], s[2], ta, BF16, tb);
+                check(s[0], s[1], s[2], BF16, l == 1 ? BF16 : F32, ta, tb, l % 3, (l == 2) * 8);
+            }
+            cur = default_cfg(s[0], s[1], s[2], false, E4M3);
+            check(s[0], s[1], s[2], E4M3, BF16, false, true, 1, 0);
         }
     }
     if (quick) { printf("%d failures\n", failures); return failures != 0; }
@@ -580,28 +601,61 @@ int main(int argc, char **argv)
     CK(cudaStreamCreateWithFlags(&bench_stream, cudaStreamNonBlocking));
     CKB(cublasSetStream(blas, bench_stream));
     CKB(cublasSetWorkspace(blas, lt_ws, lt_ws_bytes)); /* never allocates inside a graph capture */
-    auto def = [](int m, int n, int k, dt in = BF16) { return default_cfg(m, n, k, false, in); };
-    const cfg_t p256{P256, 1, 8, 0}, sk1{SK2, 1, 8, 0}, sk2{SK2, 2, 8, 0};
-    const cfg_t m64{M64, 1, 8, 0};
+    auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true) { return default_cfg(m, n, k, ta, in, tb); };
+    const cfg_t p256{P256, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0}, p144{P144, 1, 8, 0};
+    const cfg_t p128{P128, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
-        for (int m : {16, 64, 128}) bench(m, 8192, 8192, BF16, false, true, blas, 1, {def(m, 8192, 8192)}, 0);
-        for (int s : {512, 1024, 3072}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
+        for (int s : {512, 1536}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
     }
-    /* small and skinny first (the card is coolest): the default and close candidates, host overhead out (graphs) */
-    for (int s : {512, 768, 1024}) bench(s, s, s, BF16, false, true, blas, 15, {sk1, def(s, s, s)}, 20);
-    bench(1536, 1536, 1536, BF16, false, true, blas, 15, {p256, def(1536, 1536, 1536)}, 20);
-    for (int m : {128, 256}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk1, sk2, m64, def(m, 8192, 8192)}, 20);
-    for (int m : {16, 32, 64}) bench(m, 8192, 8192, BF16, false, true, blas, 15, {sk2, def(m, 8192, 8192)}, 20);
-    bench(16, 4096, 4096, BF16, false, true, blas, 15, {def(16, 4096, 4096)}, 20);
-    bench(16, 28672, 8192, BF16, false, true, blas, 15, {def(16, 28672, 8192)}, 20);
-    bench(16, 8192, 8192, E4M3, false, true, blas, 15, {sk2, def(16, 8192, 8192, E4M3)}, 20);
-    bench(1024, 1024, 1024, E4M3, false, true, blas, 15, {sk1, def(1024, 1024, 1024, E4M3)}, 20);
-    bench(1024, 1024, 1024, BF16, false, false, blas, 15, {def(1024, 1024, 1024)}, 20);
-    bench(2048, 2048, 2048, BF16, false, true, blas, 15, {def(2048, 2048, 2048)}, 20);
-    bench(3072, 3072, 3072, BF16, false, true, blas, 15, {p256, def(3072, 3072, 3072)}, 10);
-    bench(4096, 4096, 4096, BF16, false, true, blas, 20, {def(4096, 4096, 4096)});
-    bench(8192, 8192, 8192, BF16, false, true, blas, 10, {def(8192, 8192, 8192)});
+    /* Each row: the run-7 default first (old), the new default last, candidates between; GPU time only (graphs
+     * of `calls` calls) below 5120^3. Small shapes first (the card is coolest). */
+    auto row = [&](int m, int n, int k, std::vector<cfg_t> cfgs, int calls, dt in = BF16, bool ta = false, bool tb = true) {
+        cfgs.push_back(def(m, n, k, in, ta, tb));
+        bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls);
+    };
+    row(512, 512, 512, {m64}, 20);
+    row(640, 640, 640, {m64}, 20);
+    row(768, 768, 768, {m64}, 20);
+    row(1024, 1024, 1024, {m64}, 20);
+    row(1152, 1152, 1152, {sk1, p128}, 20);
+    row(1216, 1216, 1216, {sk1, p128}, 20);
+    row(1280, 1280, 1280, {sk1}, 20);
+    row(1536, 1536, 1536, {p192}, 20);
+    row(1664, 1664, 1664, {p192}, 20);
+    row(1792, 1792, 1792, {p256}, 20);
+    row(2048, 2048, 2048, {p256}, 20);
+    row(2176, 2176, 2176, {p192, p168}, 10);
+    row(2304, 2304, 2304, {p192}, 10);
+    row(2560, 2560, 2560, {p256, p144}, 10);
+    row(3072, 3072, 3072, {p192}, 10);
+    row(3328, 3328, 3328, {p256}, 10);
+    row(3584, 3584, 3584, {p256}, 10);
+    row(3712, 3712, 3712, {p192}, 10);
+    row(4096, 4096, 4096, {p256}, 10);
+    row(4096, 1024, 4096, {p256}, 10);
+    row(1024, 4096, 4096, {p256}, 10);
+    row(2048, 8192, 2048, {p256}, 10);
+    row(8192, 2048, 2048, {p256}, 10);
+    row(256, 8192, 8192, {sk1}, 20);
+    row(128, 8192, 8192, {}, 20);
+    row(16, 8192, 8192, {}, 20);
+    for (int l = 0; l < 4; ++l) {
+        if (l == 1) continue; /* nt above */
+        row(512, 512, 512, {m64}, 20, BF16, l & 2, l & 1);
+        row(1536, 1536, 1536, {p192}, 20, BF16, l & 2, l & 1);
+        row(1792, 1792, 1792, {p256}, 20, BF16, l & 2, l & 1);
+        row(2304, 2304, 2304, {p192}, 10, BF16, l & 2, l & 1);
+        row(3712, 3712, 3712, {p192}, 10, BF16, l & 2, l & 1);
+    }
+    row(512, 512, 512, {m64}, 20, E4M3);
+    row(1024, 1024, 1024, {m64}, 20, E4M3);
+    row(1536, 1536, 1536, {p192}, 20, E4M3);
+    row(1792, 1792, 1792, {p256}, 20, E4M3);
+    row(2304, 2304, 2304, {p192}, 10, E4M3);
+    row(5120, 5120, 5120, {p256}, 0);
+    row(8192, 8192, 8192, {p256}, 0);
+    row(8192, 8192, 8192, {p256}, 0, E4M3);
 
     printf("\n%-30s %6s %6s %6s %8s %7s\n", "contender", "m", "n", "k", "TFLOP/s", "vs best cuBLAS");
     for (auto &r : rows) printf("%-30s %6d %6d %6d %8.1f %7.3f\n", r.what.c_str(), r.m, r.n, r.k, r.tf, r.ratio);

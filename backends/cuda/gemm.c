@@ -11,16 +11,16 @@
 #include <string.h>
 
 /* Launch shapes of gemm.h, indexed by HK_GEMM_<id>. */
-#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap) HK_GEMM_##id,
+#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, kb) HK_GEMM_##id,
 enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 #undef HK_GEMM_SHAPE_ID
 typedef struct hk_gemm_shape {
     const char *name, *suffix;
-    int bm, bn, cluster, persist, swap;
+    int bm, bn, cluster, persist, swap, kb;
     unsigned smem;
 } hk_gemm_shape;
-#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap)                                   \
-    {#id, #suffix, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)},
+#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                               \
+    {#id, #suffix, bm, bn, cluster, persist, swap, kb, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)},
 static const hk_gemm_shape hk_gemm_shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_INFO)};
 #undef HK_GEMM_SHAPE_INFO
 
@@ -30,24 +30,34 @@ static const char *hk_gemm_out_name(hk_dtype t)
 }
 
 /* Built kernels (gemm.cu): bf16 in every layout to bf16/f32/f16; e4m3 only "nt" to bf16/f32. Swapped shapes
- * only for row-major A (trans_a 0). */
+ * only for row-major A (trans_a 0), K-major-B shapes only for trans_b 1. */
 static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int shape)
 {
     if (!hk_gemm_out_name(d) || (fp8 && (trans_a || !trans_b || d == HK_DTYPE_F16)))
         return false;
-    return !hk_gemm_shapes[shape].swap || !trans_a;
+    return (!hk_gemm_shapes[shape].swap || !trans_a) && (!hk_gemm_shapes[shape].kb || trans_b);
 }
 
 static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Launch shape by problem size (bench/NOTES.md, run 5+, has the timings behind it). Skinny M (row-major A):
+/* Persistent tile widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
+ * the H200 in runs 8-10): narrower tiles read more shared-memory bytes per flop, and columns past the last
+ * 64-wide chunk leave through the slower register epilogue (P208's 16, P168's 40). */
+static const struct {
+    int shape, bn, cost;
+} hk_gemm_widths[] = {{HK_GEMM_P256, 256, 1000}, {HK_GEMM_P208, 208, 1040}, {HK_GEMM_P192, 192, 1030},
+                      {HK_GEMM_P168, 168, 1100}, {HK_GEMM_P144, 144, 1060}, {HK_GEMM_P128, 128, 1050}};
+
+/* Launch shape by problem size (bench/NOTES.md, runs 5-10, has the timings behind it). Skinny M (row-major A):
  * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
- * that still fits one wave. Otherwise, while 128 x 256 tiles would leave more than half the SMs idle: 64 x 128
- * tiles when they fit one wave and fill half of it or K is short (M64), else 128 x 128 tiles, K split when that
- * still fits one wave and leaves each >= 4 k-blocks (SK2: long K over few tiles streams faster split).
- * Otherwise persistent 128 x 256 tiles, or 128 x 192 where their last wave is fuller by enough to pay for the
- * narrower tile. */
-static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, uint32_t box_k, int64_t sms, int32_t *split)
+ * that still fits one wave. Short K over one wave of 64-row tiles: cluster-less 64 x 64 tiles while they fit
+ * one wave (most CTAs, least L2 -> SM traffic per CTA), else 64 x 128 (also for long K while they fill half
+ * the SMs). Long K over few 128 x 128 tiles: K split in halves over a cluster (SK2). Otherwise persistent
+ * 128-row tiles of the width whose waves cost least: rounds of tiles (ceil(tiles / SMs)) x width x the
+ * width's cost, so a width that fills the last wave better wins when its narrower tile pays for itself
+ * (widths off the 64-column grid only for K-major B). */
+static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, uint32_t box_k, int64_t sms,
+                                int32_t *split)
 {
     const int64_t kblocks = hk_ceil_div(k, box_k);
     *split = 1;
@@ -56,21 +66,32 @@ static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, ui
             *split = 2;
         return m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
     }
+    const int64_t tiles64 = hk_ceil_div(m, 64) * hk_ceil_div(n, 128);
+    if (kblocks < 32 && hk_ceil_div(m, 64) * hk_ceil_div(n, 64) <= sms)
+        return HK_GEMM_M64N64;
+    if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32))
+        return HK_GEMM_M64;
     const int64_t tiles_m = hk_ceil_div(m, 128);
-    if (2 * tiles_m * hk_ceil_div(n, 256) <= sms) {
-        const int64_t tiles64 = hk_ceil_div(m, 64) * hk_ceil_div(n, 128);
-        if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32))
-            return HK_GEMM_M64;
-        if (2 * tiles_m * hk_ceil_div(n, 128) <= sms && kblocks >= 8)
-            *split = 2;
+    if (2 * tiles_m * hk_ceil_div(n, 128) <= sms && kblocks >= 8) {
+        *split = 2;
         return HK_GEMM_SK2;
     }
-    const int64_t cost256 = hk_ceil_div(tiles_m * hk_ceil_div(n, 256), sms) * 256;
-    const int64_t cost192 = hk_ceil_div(tiles_m * hk_ceil_div(n, 192), sms) * 192;
-    return cost192 * 20 < cost256 * 19 ? HK_GEMM_P192 : HK_GEMM_P256;
+    int best = HK_GEMM_P256;
+    int64_t best_cost = INT64_MAX;
+    for (size_t i = 0; i < sizeof hk_gemm_widths / sizeof hk_gemm_widths[0]; ++i) {
+        if (hk_gemm_shapes[hk_gemm_widths[i].shape].kb && !trans_b)
+            continue;
+        const int64_t cost = hk_ceil_div(tiles_m * hk_ceil_div(n, hk_gemm_widths[i].bn), sms) * hk_gemm_widths[i].bn *
+                             hk_gemm_widths[i].cost;
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = hk_gemm_widths[i].shape;
+        }
+    }
+    return best;
 }
 
-/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p192, sk2:2, sw16:1) forces the
+/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk2:2, sw16:1) forces the
  * launch shape (bench/gemm_bench.py --sweep); a shape not built for the problem's types is ignored. */
 static int hk_gemm_forced_shape(int32_t *split)
 {
@@ -153,7 +174,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     int32_t split = 1;
     int shape = hk_gemm_forced_shape(&split);
     if (shape < 0 || !hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape))
-        shape = hk_gemm_launch_shape(a->m, a->n, a->k, a->trans_a, box_k, sms, &split);
+        shape = hk_gemm_launch_shape(a->m, a->n, a->k, a->trans_a, a->trans_b, box_k, sms, &split);
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
 
     /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
@@ -213,11 +234,11 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128x256 or 128x192 tiles; 64x128 or 128x128 "
-                   "tiles (K split over a 2-CTA cluster, DSMEM reduction) when tiles are few; skinny M (<= 64, row-major "
-                   "A) as "
-                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, "
-                   "trans_b 1) -> bf16/f32; a, b 16-byte aligned rows",
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 128 wide by wave fill; 64x64 "
+                   "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
+                   "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
+                   "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte "
+                   "aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

@@ -35,10 +35,71 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> stru
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
     static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
 };
-#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap)                                   \
+#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                               \
     using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap>;
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
+
+/* wgmma for the tile widths tiles/hopper/mma.cuh does not provide (P208, P168, P144), in its generated form. */
+template <bool TA, bool TB> struct wgmma_op<208, __nv_bfloat16, TA, TB> {
+    static __device__ __forceinline__ void run(float (&d)[104], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %106, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n208k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103}, %104, %105, p, 1, 1, %107, %108;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+                     : "l"(da), "l"(db), "r"(scale_d), "n"(int(TA)), "n"(int(TB)));
+    }
+};
+
+template <> struct wgmma_op<208, __nv_fp8_e4m3, false, false> {
+    static __device__ __forceinline__ void run(float (&d)[104], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %106, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n208k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103}, %104, %105, p, 1, 1;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+                     : "l"(da), "l"(db), "r"(scale_d));
+    }
+};
+
+template <bool TA, bool TB> struct wgmma_op<168, __nv_bfloat16, TA, TB> {
+    static __device__ __forceinline__ void run(float (&d)[84], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %86, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n168k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, p, 1, 1, %87, %88;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+                     : "l"(da), "l"(db), "r"(scale_d), "n"(int(TA)), "n"(int(TB)));
+    }
+};
+
+template <> struct wgmma_op<168, __nv_fp8_e4m3, false, false> {
+    static __device__ __forceinline__ void run(float (&d)[84], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %86, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n168k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, p, 1, 1;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+                     : "l"(da), "l"(db), "r"(scale_d));
+    }
+};
+
+template <bool TA, bool TB> struct wgmma_op<144, __nv_bfloat16, TA, TB> {
+    static __device__ __forceinline__ void run(float (&d)[72], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, p, 1, 1, %75, %76;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+                     : "l"(da), "l"(db), "r"(scale_d), "n"(int(TA)), "n"(int(TB)));
+    }
+};
+
+template <> struct wgmma_op<144, __nv_fp8_e4m3, false, false> {
+    static __device__ __forceinline__ void run(float (&d)[72], uint64_t da, uint64_t db, int scale_d)
+    {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, p, 1, 1;\n}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+                     : "l"(da), "l"(db), "r"(scale_d));
+    }
+};
 
 /* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the
  * CTAs running at once share A rows and B columns in L2. */
@@ -93,14 +154,14 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
 /* Same result through shared memory and TMA stores: per 128-byte-wide column chunk, every thread writes
  * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
- * [r0, r1) only, whole chunks. */
+ * [r0, r1) only, whole chunks; the columns past the last whole chunk (BN = 144, 168, 208) go from registers,
+ * since the store box is a whole chunk wide and would overwrite the next tile. */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   uint8_t *stage, int slab, int row0, int col0, int r0, int r1)
 {
     using acc_t = accum_64xN<BN>;
     constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2;
-    static_assert(BN % cols == 0, "whole chunks");
     const int ln = lane(), wp = warp() % 4;
     const bool leader = thread() % 128 == 0;
     const TO *c = static_cast<const TO *>(p.c);
@@ -139,6 +200,8 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
         }
         ++issued;
     }
+    if constexpr (chunks * regs < acc_t::regs)
+        gemm_epilogue<TO, false, BN>(acc, p, row0, col0, r0 > chunks * regs ? r0 : chunks * regs, r1);
 }
 
 /* Adds the peer CTA's partial accumulator to this CTA's column slice [r0, r1) of a split-K tile. Every CTA
@@ -349,20 +412,24 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, S, attr)
 /* (trans_a, trans_b) -> kernel operand layouts: A_MN = trans_a, B_MN = !trans_b; swapped: A_MN = !trans_b,
  * B_MN = trans_a (trans_a = 0 only) */
-#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap)                                        \
+#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                    \
     HK_GEMM_OUT3(nn, false, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
-    HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                    \
+    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, kb)
+/* the layouts with K-major B (trans_b 1) only */
+#define HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                 \
+    HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_OUT3(tt, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
-#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap)                                      \
+#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                  \
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_ATTR_1
 #define HK_GEMM_ATTR_2 __cluster_dims__(2, 1, 1)
-#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap)                                       \
-    HK_GEMM_FAMILY_##swap(id, suffix, bm, bn, stages, cluster, persist, swap)
-#define HK_GEMM_FAMILY_0 HK_GEMM_PLAIN
-#define HK_GEMM_FAMILY_1 HK_GEMM_SWAPPED
+#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                   \
+    HK_GEMM_FAMILY_##swap##kb(id, suffix, bm, bn, stages, cluster, persist, swap, kb)
+#define HK_GEMM_FAMILY_00 HK_GEMM_PLAIN
+#define HK_GEMM_FAMILY_01 HK_GEMM_KMAJOR_B
+#define HK_GEMM_FAMILY_10 HK_GEMM_SWAPPED
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

@@ -13,27 +13,35 @@
 #define HK_GEMM_GROUP_M 8 /* tile rows per L2 group of the persistent walk */
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
- * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands.
+ * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, K-major B only.
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
- *  P192  the same with 128 x 192 tiles, for tile counts that fill the last wave of 256-wide tiles badly;
+ *  P208 ... P128  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
+ *        (the host picks the width by a wave-fill model). Widths that are no multiple of 64 are built for
+ *        K-major B only: an N-contiguous B comes in 64-column boxes, and loading whole boxes for a partial
+ *        one measured slower than the next multiple of 64 (run 8);
  *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
  *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
- *        workspace). For problems with fewer tiles than SMs;
- *  M64   one 64 x 128 tile per CTA, one consumer warpgroup, no cluster (a cluster launch cost ~10% at these
- *        sizes): small problems, twice the CTAs of 128-row tiles;
+ *        workspace). For long K over fewer tiles than SMs;
+ *  M64, M64N64  one 64 x 128 or 64 x 64 tile per CTA, one consumer warpgroup, no cluster (a cluster launch
+ *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK2, D written transposed from registers.
  * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
-    X(P256, , 128, 256, 4, 1, 1, 0)                                                                             \
-    X(P192, _n192, 128, 192, 4, 1, 1, 0)                                                                        \
-    X(SK2, _sk2, 128, 128, 6, 2, 0, 0)                                                                          \
-    X(M64, _m64, 64, 128, 8, 1, 0, 0)                                                                           \
-    X(SW16, _sw16, 64, 16, 16, 2, 0, 1)                                                                         \
-    X(SW32, _sw32, 64, 32, 14, 2, 0, 1)                                                                         \
-    X(SW64, _sw64, 64, 64, 12, 2, 0, 1)
+    X(P256, , 128, 256, 4, 1, 1, 0, 0)                                                                          \
+    X(P208, _n208, 128, 208, 4, 1, 1, 0, 1)                                                                     \
+    X(P192, _n192, 128, 192, 4, 1, 1, 0, 0)                                                                     \
+    X(P168, _n168, 128, 168, 4, 1, 1, 0, 1)                                                                     \
+    X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
+    X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
+    X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
+    X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
+    X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
+    X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0)                                                                      \
+    X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0)                                                                      \
+    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)
 
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
 #define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
