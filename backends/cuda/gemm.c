@@ -41,15 +41,16 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
 static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Persistent tile widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
- * the H200 in runs 8-11): narrower tiles read more shared-memory bytes per flop; the columns past the last
- * 64-wide chunk leave through a narrower TMA store box (map_t). */
+ * the H200 in runs 8-11, with every column stored by TMA): narrower tiles read more shared-memory bytes per
+ * flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the order
+ * of the widths that fit one round stays the same there. */
 static const struct {
     int shape, bn, cost;
-} hk_gemm_widths[] = {{HK_GEMM_P256, 256, 1000}, {HK_GEMM_P208, 208, 1020}, {HK_GEMM_P192, 192, 1030},
-                      {HK_GEMM_P168, 168, 1050}, {HK_GEMM_P160, 160, 1050}, {HK_GEMM_P144, 144, 1050},
-                      {HK_GEMM_P128, 128, 1050}, {HK_GEMM_P96, 96, 1150}};
+} hk_gemm_widths[] = {{HK_GEMM_P256, 256, 1000}, {HK_GEMM_P208, 208, 1030}, {HK_GEMM_P192, 192, 1030},
+                      {HK_GEMM_P168, 168, 1070}, {HK_GEMM_P144, 144, 1070}, {HK_GEMM_P128, 128, 1050},
+                      {HK_GEMM_P96, 96, 1135}};
 
-/* Launch shape by problem size (bench/NOTES.md, runs 5-10, has the timings behind it). Skinny M (row-major A):
+/* Launch shape by problem size (bench/NOTES.md, runs 5-11, has the timings behind it). Skinny M (row-major A):
  * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
  * that still fits one wave. Short K over one wave of 64-row tiles: cluster-less 64 x 64 tiles while they fit
  * one wave (most CTAs, least L2 -> SM traffic per CTA), else 64 x 128 (also for long K while they fill half
@@ -241,7 +242,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 128 wide by wave fill; 64x64 "
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 96 wide by wave fill; 64x64 "
                    "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
                    "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte "

@@ -93,7 +93,7 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
 /* Same result through shared memory and TMA stores: per 128-byte-wide column chunk, every thread writes
  * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
- * [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 160, 168, 208) are one more box of
+ * [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168, 208) are one more box of
  * exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box
  * would overwrite the next tile; with p.tma_store = 1 they go from registers instead. */
 template <class TO, int BN>
