@@ -1,11 +1,13 @@
 #!/bin/sh
 # One device call for the Hopper GEMM: SASS facts, correctness of every launch shape, ncu profiles of the
 # default kernels against cuBLAS's (PROFILE=1), timing vs cuBLAS (harness table), then libhk through ctypes vs
-# torch (bench/gemm_bench.py --sweep) when a library is carried (LIBHK=1).
+# torch (bench/gemm_bench.py --sweep, or GEMM_BENCH) when a library is carried (LIBHK=1).
 # CARRY (default: .carry/gemm under the tree this script sits in) holds gemm_harness, built with the nvcc line
 # in bench/gemm_harness.cu, and libhk.so.1 from a build here; a harness that does not start there is rebuilt
-# with that machine's nvcc. HK_CHECK_SHAPES (e.g. P144,M64N64) limits the checks to those shapes' kernels.
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# with that machine's nvcc. HK_CHECK_SHAPES (e.g. P144,M64N64) limits the checks to those shapes' kernels,
+# HK_BENCH_ROWS (e.g. 1152x1152x1152nt,1536x1536x1536nn) the timed rows; LIBHK=checks runs only gemm_bench.py's
+# correctness checks. ROOT: the source tree (default: the one this script sits in).
+ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT"
 OUT=${OUT:-/tmp}
 CARRY=${CARRY:-$ROOT/.carry/gemm}
@@ -38,8 +40,9 @@ fi
 timeout ${BENCH_S:-200} $H bench > $OUT/bench.log 2>&1; echo "bench rc=$?"
 grep -v "^check.* ok$" $OUT/bench.log | grep -v "^$" | grep -v "^max active"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader
-if [ "${LIBHK:-0}" = 1 ] && [ -f $CARRY/libhk.so.1 ]; then
-  HK_LIB=$CARRY/libhk.so.1 PYTHONUNBUFFERED=1 timeout ${LIBHK_S:-100} python3 bench/gemm_bench.py --reps 20 --sweep \
+if [ "${LIBHK:-0}" != 0 ] && [ -f $CARRY/libhk.so.1 ]; then
+  [ "$LIBHK" = checks ] && ARGS=--checks || ARGS="--reps 20 --sweep"
+  HK_LIB=$CARRY/libhk.so.1 PYTHONUNBUFFERED=1 timeout ${LIBHK_S:-100} python3 ${GEMM_BENCH:-bench/gemm_bench.py} $ARGS \
     > $OUT/libhk.log 2>&1; echo "gemm_bench rc=$?"
   grep -v "ok$" $OUT/libhk.log | tail -60
 fi

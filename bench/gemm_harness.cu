@@ -38,7 +38,7 @@ enum dt { BF16, F32, E4M3, F16 };
 static size_t dsize(dt t) { return t == F32 ? 4 : t == E4M3 ? 1 : 2; }
 static const char *dname(dt t) { return t == BF16 ? "bf16" : t == F32 ? "f32" : t == F16 ? "f16" : "e4m3"; }
 
-typedef void (*kern_t)(CUtensorMap, CUtensorMap, CUtensorMap, gemm_params);
+typedef void (*kern_t)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, gemm_params);
 /* Every launch shape of gemm.h (plus harness-only experiments, nt bf16 -> bf16 only, when any): kernels per
  * [layout nn, nt, tn, tt][out bf16, f32, f16] and e4m3 nt [bf16, f32]; nullptr where not built. */
 struct shape_info {
@@ -77,14 +77,15 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
     return s.bf16[ta * 2 + tb][o];
 }
 
-/* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, register epilogue. */
+/* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, epilogue (direct: 0 TMA
+ * stores, 1 registers, 2 TMA stores with the tail columns past the last whole chunk from registers). */
 struct cfg_t { int shape, split, group_m, direct; };
 static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
     if (s.cluster == 2) r += " s" + std::to_string(c.split);
-    return r + (c.direct ? " reg" : "");
+    return r + (c.direct == 1 ? " reg" : c.direct == 2 ? " regtail" : "");
 }
 
 /* The library's choice (backends/cuda/gemm.c, hk_gemm_launch_shape), repeated here. */
@@ -114,8 +115,8 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool t
         c.split = 2;
         return c;
     }
-    const int widths[][4] = {{P256, 256, 1000, 0}, {P208, 208, 1040, 1}, {P192, 192, 1030, 0}, {P168, 168, 1100, 1},
-                             {P144, 144, 1060, 1}, {P128, 128, 1050, 0}};
+    const int widths[][4] = {{P256, 256, 1000, 0}, {P208, 208, 1030, 1}, {P192, 192, 1030, 0}, {P168, 168, 1070, 1},
+                             {P144, 144, 1070, 1}, {P128, 128, 1050, 0}, {P96, 96, 1135, 1}};
     int64_t best = INT64_MAX;
     for (auto &w : widths) {
         if (w[3] && !tb) continue; /* K-major B only */
@@ -132,8 +133,10 @@ static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t out
     cuuint32_t box[2] = {bi, bo}, es[2] = {1, 1};
     const CUtensorMapDataType ty = t == BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : t == F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                  : t == F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    /* as backends/cuda/tensormap.c: boxes narrower than 128 bytes (D tails) unswizzled */
+    const CUtensorMapSwizzle sw = bi * dsize(t) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
     CUresult r = cuTensorMapEncodeTiled(&m, ty, 2, const_cast<void *>(base), dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) { fprintf(stderr, "cuTensorMapEncodeTiled failed %d\n", (int)r); exit(1); }
     return m;
@@ -180,8 +183,10 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !sh.swap && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0;
+    p.tma_store = !sh.swap && c.direct != 1 && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0 ? (c.direct ? 1 : 2) : 0;
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
+    const uint32_t tail = sh.bn % (128 / eo);
+    CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, tail, 64) : md;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
     p.split = sh.cluster == 2 ? c.split : 1;
@@ -192,7 +197,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     }
     const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
     const int grid = sh.persist ? std::min(tiles, num_sms) : sh.cluster * ((tiles * p.split + sh.cluster - 1) / sh.cluster);
-    k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, p);
+    k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, mt, p);
     return true;
 }
 
@@ -330,7 +335,7 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     if (!ok) ++failures;
     printf("check %-9s %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
            cfg_name(cur).c_str(), dname(in), ta ? "t" : "n", tb ? "t" : "n", dname(out), m, n, k, c_mode, pad,
-           !all_shapes[cur.shape].swap && !cur.direct && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
+           !all_shapes[cur.shape].swap && cur.direct != 1 && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
            same ? "" : " RERUN-DIFFERS", ok ? "ok" : "FAIL");
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(c0); cudaFree(ref); cudaFree(got);
     if (c_mode == 2) cudaFree(c);
@@ -551,7 +556,8 @@ int main(int argc, char **argv)
                 md.direct = direct;
                 /* the register epilogue: once per kind of work split (swapped shapes always use it) */
                 if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P208 || md.shape == P192 ||
-                               md.shape == P168 || md.shape == P128 || md.shape == M64N64))
+                               md.shape == P168 || md.shape == P128 || md.shape == P96 ||
+                               md.shape == M64N64))
                     continue;
                 cur = md;
                 for (auto &s : shapes)
@@ -602,15 +608,22 @@ int main(int argc, char **argv)
     CKB(cublasSetStream(blas, bench_stream));
     CKB(cublasSetWorkspace(blas, lt_ws, lt_ws_bytes)); /* never allocates inside a graph capture */
     auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true) { return default_cfg(m, n, k, ta, in, tb); };
-    const cfg_t p256{P256, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0}, p144{P144, 1, 8, 0};
-    const cfg_t p128{P128, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
+    const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
+    const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
+    /* the tail-column A/B: the same shapes with the columns past the last whole chunk from registers */
+    const cfg_t p208r{P208, 1, 8, 2}, p168r{P168, 1, 8, 2}, p144r{P144, 1, 8, 2}, p96r{P96, 1, 8, 2};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
         for (int s : {512, 1536}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
     }
-    /* Each row: the run-7 default first (old), the new default last, candidates between; GPU time only (graphs
-     * of `calls` calls) below 5120^3. Small shapes first (the card is coolest). */
+    /* Each row: the old default first, candidates between, the new default last; GPU time only (graphs of
+     * `calls` calls) below 5120^3. Small shapes first (the card is coolest). HK_BENCH_ROWS (e.g.
+     * "1152x1152x1152nt,2176x2176x2176nt") times only those rows. */
+    const char *rows_only = getenv("HK_BENCH_ROWS");
     auto row = [&](int m, int n, int k, std::vector<cfg_t> cfgs, int calls, dt in = BF16, bool ta = false, bool tb = true) {
+        char key[64];
+        snprintf(key, sizeof key, ",%dx%dx%d%s%s%s,", m, n, k, in == E4M3 ? "e4m3" : "", ta ? "t" : "n", tb ? "t" : "n");
+        if (rows_only && !strstr((std::string(",") + rows_only + ",").c_str(), key)) return;
         cfgs.push_back(def(m, n, k, in, ta, tb));
         bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls);
     };
@@ -618,20 +631,22 @@ int main(int argc, char **argv)
     row(640, 640, 640, {m64}, 20);
     row(768, 768, 768, {m64}, 20);
     row(1024, 1024, 1024, {m64}, 20);
-    row(1152, 1152, 1152, {sk1, p128}, 20);
-    row(1216, 1216, 1216, {sk1, p128}, 20);
-    row(1280, 1280, 1280, {sk1}, 20);
-    row(1536, 1536, 1536, {p192}, 20);
-    row(1664, 1664, 1664, {p192}, 20);
-    row(1792, 1792, 1792, {p256}, 20);
+    row(1088, 1088, 1088, {p128, p96}, 20);
+    row(1152, 1152, 1152, {p128, p96r, p96}, 20);
+    row(1216, 1216, 1216, {p128, p96}, 20);
+    row(1280, 1280, 1280, {p128, p96}, 20);
+    row(1408, 1408, 1408, {p128, p96}, 20);
+    row(1536, 1536, 1536, {p144r, p144}, 20);
+    row(1664, 1664, 1664, {p192, p168r, p168}, 20);
+    row(1792, 1792, 1792, {p208r, p208}, 20);
     row(2048, 2048, 2048, {p256}, 20);
-    row(2176, 2176, 2176, {p192, p168}, 10);
-    row(2304, 2304, 2304, {p192}, 10);
-    row(2560, 2560, 2560, {p256, p144}, 10);
+    row(2176, 2176, 2176, {p168r, p168, p192, p96}, 10);
+    row(2304, 2304, 2304, {p168r, p168, p192}, 10);
+    row(2560, 2560, 2560, {p208r, p208, p144}, 10);
     row(3072, 3072, 3072, {p192}, 10);
-    row(3328, 3328, 3328, {p256}, 10);
+    row(3328, 3328, 3328, {p168r, p168}, 10);
     row(3584, 3584, 3584, {p256}, 10);
-    row(3712, 3712, 3712, {p192}, 10);
+    row(3712, 3712, 3712, {p208r, p208}, 10);
     row(4096, 4096, 4096, {p256}, 10);
     row(4096, 1024, 4096, {p256}, 10);
     row(1024, 4096, 4096, {p256}, 10);
@@ -643,17 +658,19 @@ int main(int argc, char **argv)
     for (int l = 0; l < 4; ++l) {
         if (l == 1) continue; /* nt above */
         row(512, 512, 512, {m64}, 20, BF16, l & 2, l & 1);
-        row(1536, 1536, 1536, {p192}, 20, BF16, l & 2, l & 1);
-        row(1792, 1792, 1792, {p256}, 20, BF16, l & 2, l & 1);
-        row(2304, 2304, 2304, {p192}, 10, BF16, l & 2, l & 1);
-        row(3712, 3712, 3712, {p192}, 10, BF16, l & 2, l & 1);
+        row(1152, 1152, 1152, {p128, p96}, 20, BF16, l & 2, l & 1);
+        row(1536, 1536, 1536, {p144r, p192}, 20, BF16, l & 2, l & 1);
+        row(1792, 1792, 1792, {p208r, p256}, 20, BF16, l & 2, l & 1);
+        row(2304, 2304, 2304, {p168r, p192}, 10, BF16, l & 2, l & 1);
+        row(3712, 3712, 3712, {p208r, p192}, 10, BF16, l & 2, l & 1);
     }
     row(512, 512, 512, {m64}, 20, E4M3);
     row(1024, 1024, 1024, {m64}, 20, E4M3);
-    row(1536, 1536, 1536, {p192}, 20, E4M3);
-    row(1792, 1792, 1792, {p256}, 20, E4M3);
-    row(2304, 2304, 2304, {p192}, 10, E4M3);
-    row(5120, 5120, 5120, {p256}, 0);
+    row(1152, 1152, 1152, {p128, p96}, 20, E4M3);
+    row(1536, 1536, 1536, {p144r, p192}, 20, E4M3);
+    row(1792, 1792, 1792, {p208r, p256}, 20, E4M3);
+    row(2304, 2304, 2304, {p168r, p192}, 10, E4M3);
+    row(5120, 5120, 5120, {p144r, p256}, 0);
     row(8192, 8192, 8192, {p256}, 0);
     row(8192, 8192, 8192, {p256}, 0, E4M3);
 

@@ -82,10 +82,11 @@ static const gemm_case cases[] = {
     {"nt_skinny_64x130x96", TH_NOT_EMU, 64, 130, 96, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"tn_skinny_16x400x200", TH_NOT_EMU, 16, 400, 200, BF, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"nt_e4m3fn_skinny_fast_20x500x1024_to_f32", TH_NOT_EMU, 20, 500, 1024, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 1},
-    /* sm_90a shapes by wave fill: 64x64 tiles, persistent 128 x 128/144/168/208 tiles (columns past the last
-     * 64-wide chunk written from registers; widths off the 64 grid for K-major B only) */
+    /* sm_90a shapes by wave fill: 64x64 tiles, persistent 128 x 96/128/144/168/208 tiles (columns past the last
+     * 64-wide chunk through a narrower TMA store box; widths off the 64 grid for K-major B only) */
     {"nt_640x640x96_tiles64", TH_NOT_EMU, 640, 640, 96, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
-    {"nt_1152x1144x64_w128", TH_NOT_EMU, 1152, 1144, 64, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_1152x1144x64_w96", TH_NOT_EMU, 1152, 1144, 64, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_2176x2170x40_w96_f16_alias", TH_NOT_EMU, 2176, 2170, 40, BF, F16, 0, 1, 0, 0, 0, 6, 1.5f, 0.5f, C_ALIAS, 0, 0, 0},
     {"nt_1280x1280x64_w128_alias", TH_NOT_EMU, 1280, 1280, 64, BF, BF, 0, 1, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 0, 0, 0},
     {"nt_1536x1536x72_w144_f32", TH_NOT_EMU, 1536, 1536, 72, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"nn_1536x1536x40_w192", TH_NOT_EMU, 1536, 1536, 40, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},

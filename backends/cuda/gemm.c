@@ -41,14 +41,16 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
 static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Persistent tile widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
- * the H200 in runs 8-10): narrower tiles read more shared-memory bytes per flop, and columns past the last
- * 64-wide chunk leave through the slower register epilogue (P208's 16, P168's 40). */
+ * the H200 in runs 8-11, with every column stored by TMA): narrower tiles read more shared-memory bytes per
+ * flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the order
+ * of the widths that fit one round stays the same there. */
 static const struct {
     int shape, bn, cost;
-} hk_gemm_widths[] = {{HK_GEMM_P256, 256, 1000}, {HK_GEMM_P208, 208, 1040}, {HK_GEMM_P192, 192, 1030},
-                      {HK_GEMM_P168, 168, 1100}, {HK_GEMM_P144, 144, 1060}, {HK_GEMM_P128, 128, 1050}};
+} hk_gemm_widths[] = {{HK_GEMM_P256, 256, 1000}, {HK_GEMM_P208, 208, 1030}, {HK_GEMM_P192, 192, 1030},
+                      {HK_GEMM_P168, 168, 1070}, {HK_GEMM_P144, 144, 1070}, {HK_GEMM_P128, 128, 1050},
+                      {HK_GEMM_P96, 96, 1135}};
 
-/* Launch shape by problem size (bench/NOTES.md, runs 5-10, has the timings behind it). Skinny M (row-major A):
+/* Launch shape by problem size (bench/NOTES.md, runs 5-11, has the timings behind it). Skinny M (row-major A):
  * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
  * that still fits one wave. Short K over one wave of 64-row tiles: cluster-less 64 x 64 tiles while they fit
  * one wave (most CTAs, least L2 -> SM traffic per CTA), else 64 x 128 (also for long K while they fill half
@@ -179,7 +181,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 
     /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
     const int64_t km = sh->swap ? a->n : a->m, kn = sh->swap ? a->m : a->n;
-    hk_cu_tensor_map map_a, map_b, map_d;
+    hk_cu_tensor_map map_a, map_b, map_d, map_t;
     hk_status st;
     if (a->k == 0) {
         /* no k-block is loaded, so any well-formed map will do: one over d's first row */
@@ -201,7 +203,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .n = (int32_t)kn,
         .k = (int32_t)a->k,
         .group_m = HK_GEMM_GROUP_M,
-        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo),
+        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo) ? 2 : 0,
         .split = split,
         .d = a->d,
         .c = a->c,
@@ -218,8 +220,14 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         if ((st = hk_cuda_tensor_map_2d(&map_d, out_type, a->d, a->n, a->m, a->ldd * eo, 128 / (uint32_t)eo,
                                         HK_GEMM_EPI_ROWS)))
             return st;
+        /* the tile's columns past its last whole 128-byte chunk: a box of just their width (a multiple of 8
+         * columns, so of 16 bytes) */
+        const uint32_t tail = (uint32_t)sh->bn % (128 / (uint32_t)eo);
+        map_t = map_d;
+        if (tail && (st = hk_cuda_tensor_map_2d(&map_t, out_type, a->d, a->n, a->m, a->ldd * eo, tail, HK_GEMM_EPI_ROWS)))
+            return st;
     } else {
-        map_d = map_a; /* unused */
+        map_d = map_t = map_a; /* unused */
     }
     const int64_t tiles_m = hk_ceil_div(km, sh->bm), tiles_n = hk_ceil_div(kn, sh->bn), tiles = tiles_m * tiles_n;
     const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms) : sh->cluster * hk_ceil_div(tiles * split, sh->cluster);
@@ -227,14 +235,14 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
     const unsigned grid[3] = {(unsigned)ctas, 1, 1}, block[3] = {HK_GEMM_THREADS(sh->bm), 1, 1};
-    void *params[] = {&map_a, &map_b, &map_d, &p};
+    void *params[] = {&map_a, &map_b, &map_d, &map_t, &p};
     return hk_gpu_launch(ctx, kernel, grid, block, sh->smem, a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 128 wide by wave fill; 64x64 "
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 96 wide by wave fill; 64x64 "
                    "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
                    "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte "

@@ -10,7 +10,13 @@ typedef int (*hk_encode_tiled_fn)(void *map, int data_type, unsigned rank, void 
                                   const uint64_t *strides, const uint32_t *box, const uint32_t *element_strides,
                                   int interleave, int swizzle, int l2_promotion, int oob_fill);
 
-enum { HK_CU_TMAP_INTERLEAVE_NONE = 0, HK_CU_TMAP_SWIZZLE_128B = 3, HK_CU_TMAP_L2_256B = 3, HK_CU_TMAP_OOB_ZERO = 0 };
+enum {
+    HK_CU_TMAP_INTERLEAVE_NONE = 0,
+    HK_CU_TMAP_SWIZZLE_NONE = 0,
+    HK_CU_TMAP_SWIZZLE_128B = 3,
+    HK_CU_TMAP_L2_256B = 3,
+    HK_CU_TMAP_OOB_ZERO = 0
+};
 
 static hk_encode_tiled_fn encode_tiled;
 static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
@@ -76,9 +82,13 @@ static hk_status hk_tmap_encode(hk_cu_tensor_map *map, int data_type, const void
     if (!encode_tiled)
         return hk_fail(HK_ERR_RUNTIME, "cuda: the loaded libcuda.so.1 lacks cuTensorMapEncodeTiled (driver older than CUDA 12)");
     const uint64_t dims[2] = {inner, outer}, strides[1] = {pitch_bytes};
+    /* The 128-byte swizzle wants boxes of 128-byte rows; a narrower box (the GEMM's D tail columns) is stored
+     * unswizzled, rows of box_inner elements back to back. */
+    const uint32_t esize = data_type == HK_CU_TMAP_FLOAT32 ? 4 : data_type == HK_CU_TMAP_UINT8 ? 1 : 2;
+    const int swizzle = box_inner * esize == 128 ? HK_CU_TMAP_SWIZZLE_128B : HK_CU_TMAP_SWIZZLE_NONE;
     const uint32_t box[2] = {box_inner, box_outer}, element_strides[2] = {1, 1};
     int r = encode_tiled(map, data_type, 2, (void *)base, dims, strides, box, element_strides, HK_CU_TMAP_INTERLEAVE_NONE,
-                         HK_CU_TMAP_SWIZZLE_128B, HK_CU_TMAP_L2_256B, HK_CU_TMAP_OOB_ZERO);
+                         swizzle, HK_CU_TMAP_L2_256B, HK_CU_TMAP_OOB_ZERO);
     if (r != 0)
         return hk_fail(HK_ERR_RUNTIME,
                        "cuda: cuTensorMapEncodeTiled returned %d (%llu x %llu elements, pitch %llu bytes, box %u x %u)", r,

@@ -93,31 +93,34 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
 /* Same result through shared memory and TMA stores: per 128-byte-wide column chunk, every thread writes
  * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
- * [r0, r1) only, whole chunks; the columns past the last whole chunk (BN = 144, 168, 208) go from registers,
- * since the store box is a whole chunk wide and would overwrite the next tile. */
+ * [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168, 208) are one more box of
+ * exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box
+ * would overwrite the next tile; with p.tma_store = 1 they go from registers instead. */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
-                                                  uint8_t *stage, int slab, int row0, int col0, int r0, int r1)
+                                                  const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
+                                                  int r0, int r1)
 {
     using acc_t = accum_64xN<BN>;
-    constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2;
+    constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2, tail = BN - chunks * cols;
     const int ln = lane(), wp = warp() % 4;
     const bool leader = thread() % 128 == 0;
     const TO *c = static_cast<const TO *>(p.c);
-    const bool use_c = p.beta != 0.f;
+    const bool use_c = p.beta != 0.f, tail_tma = p.tma_store == 2;
     if (leader) tma_store_wait_read<0>(); /* the previous tile's stores have left the buffers */
     named_barrier_sync(1 + slab, 128);
     int issued = 0;
 #pragma unroll
-    for (int j = 0; j < chunks; ++j) {
-        if (j * regs < r0 || j * regs >= r1) continue;
+    for (int j = 0; j < chunks + (tail ? 1 : 0); ++j) {
+        const bool last = j == chunks; /* the tail box */
+        if (j * regs < r0 || j * regs >= r1 || (last && !tail_tma)) continue;
         uint8_t *buf = stage + (issued % 2) * (64 * 128);
         if (issued >= 2) {
             if (leader) tma_store_wait_read<1>();
             named_barrier_sync(1 + slab, 128);
         }
 #pragma unroll
-        for (int i = 0; i < regs; i += 2) {
+        for (int i = 0; i < (last ? tail / 2 : regs); i += 2) {
             const int r = j * regs + i;
             const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
             float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
@@ -129,18 +132,20 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
                     if (col + 1 < p.n) y += p.beta * load_as_float(cp + 1);
                 }
             }
-            store_from_float2(reinterpret_cast<TO *>(buf + sw128_offset(lr, lc * sizeof(TO))), x, y);
+            const uint32_t off = last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
+            store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
         }
         fence_proxy_async();
         named_barrier_sync(1 + slab, 128);
         if (leader) {
-            tma_store_2d(map_d, buf, col0 + j * cols, row0);
+            tma_store_2d(last ? map_t : map_d, buf, col0 + j * cols, row0);
             tma_store_commit();
         }
         ++issued;
     }
-    if constexpr (chunks * regs < acc_t::regs)
-        gemm_epilogue<TO, false, BN>(acc, p, row0, col0, r0 > chunks * regs ? r0 : chunks * regs, r1);
+    if constexpr (tail != 0) {
+        if (!tail_tma) gemm_epilogue<TO, false, BN>(acc, p, row0, col0, r0 > chunks * regs ? r0 : chunks * regs, r1);
+    }
 }
 
 /* Adds the peer CTA's partial accumulator to this CTA's column slice [r0, r1) of a split-K tile. Every CTA
@@ -184,7 +189,7 @@ __device__ __forceinline__ void gemm_splitk_reduce(accum_64xN<BN> &acc, uint8_t 
  * S: launch shape (gemm.h). */
 template <class T, class TO, bool A_MN, bool B_MN, class S>
 __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtensorMap *map_b, const CUtensorMap *map_d,
-                                          const gemm_params &p)
+                                          const CUtensorMap *map_t, const gemm_params &p)
 {
     constexpr int bm = S::bm, bn = S::bn, stages = S::stages, bk = 128 / sizeof(T);
     using acc_t = accum_64xN<bn>;
@@ -228,6 +233,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             tma_prefetch_map(map_a);
             tma_prefetch_map(map_b);
             if (p.tma_store) tma_prefetch_map(map_d);
+            if (p.tma_store == 2 && bn % (128 / sizeof(TO)) != 0) tma_prefetch_map(map_t);
             int s = 0;
             uint32_t phase = 0;
             for (int t = first; t < count; t += step) {
@@ -302,7 +308,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         if (prev >= 0) release(prev);
         if constexpr (S::persist) {
             if (p.tma_store)
-                gemm_epilogue_tma<TO, bn>(acc, p, map_d, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
             else
                 gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
         }
@@ -321,7 +327,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             if constexpr (S::swap)
                 gemm_epilogue<TO, true, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
             else if (p.tma_store)
-                gemm_epilogue_tma<TO, bn>(acc, p, map_d, epi, slab, tm * bm + slab * 64, tn * bn, r0, r1);
+                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, r0, r1);
             else
                 gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
         }
@@ -337,9 +343,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_KERNEL(name, T, TO, A_MN, B_MN, S, ATTR)                                                          \
     extern "C" __global__ void ATTR __launch_bounds__(S::threads, 1)                                              \
         name(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,                \
-             const __grid_constant__ CUtensorMap map_d, const hk::hopper::gemm_params p)                          \
+             const __grid_constant__ CUtensorMap map_d, const __grid_constant__ CUtensorMap map_t,                   \
+             const hk::hopper::gemm_params p)                                                                     \
     {                                                                                                             \
-        hk::hopper::gemm_body<T, TO, A_MN, B_MN, S>(&map_a, &map_b, &map_d, p);                                   \
+        hk::hopper::gemm_body<T, TO, A_MN, B_MN, S>(&map_a, &map_b, &map_d, &map_t, p);                           \
     }
 /* One caller layout (letters as in the names) for every output type: bf16 in -> bf16/f32/f16, e4m3 -> bf16/f32. */
 #define HK_GEMM_OUT3(layout, A_MN, B_MN, S, suffix, attr)                                                       \

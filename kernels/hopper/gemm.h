@@ -1,7 +1,7 @@
 /* Kernel parameters and launch shapes of kernels/hopper/gemm.cu, shared by the host glue (C11,
  * backends/cuda/gemm.c) and the device code (nvcc). Fixed-width fields only, so that both compilers lay
- * the struct out the same way. Every kernel takes (map_a, map_b, map_d, params), the three tensor maps
- * passed by value (__grid_constant__). */
+ * the struct out the same way. Every kernel takes (map_a, map_b, map_d, map_t, params), the tensor maps
+ * passed by value (__grid_constant__): map_t stores D's columns past a tile's last whole 128-byte chunk. */
 #ifndef HK_HOPPER_GEMM_H
 #define HK_HOPPER_GEMM_H
 
@@ -15,7 +15,7 @@
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, K-major B only.
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
- *  P208 ... P128  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
+ *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
  *        (the host picks the width by a wave-fill model). Widths that are no multiple of 64 are built for
  *        K-major B only: an N-contiguous B comes in 64-column boxes, and loading whole boxes for a partial
  *        one measured slower than the next multiple of 64 (run 8);
@@ -36,6 +36,7 @@
     X(P168, _n168, 128, 168, 4, 1, 1, 0, 1)                                                                     \
     X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
     X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
+    X(P96, _n96, 128, 96, 6, 1, 1, 0, 1)                                                                        \
     X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
     X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
@@ -52,7 +53,9 @@
 typedef struct hk_gemm_params {
     int32_t m, n, k;   /* the kernel's problem: with swapped operands m and n are the caller's n and m */
     int32_t group_m;   /* tile rows per L2 group */
-    int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): store through map_d */
+    int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): 2 stores through map_d and map_t,
+                        * 1 through map_d with tile columns past the last whole chunk from registers (harness
+                        * comparison), 0 from registers */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
     int32_t split;     /* kernels in clusters of 2: CTAs per tile splitting K (1 or 2); others ignore it */
     int32_t pad_;
