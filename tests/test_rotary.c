@@ -24,7 +24,7 @@ static const rot_case cases[] = {
     {"half", TH_ALL, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0},
     {"interleaved", TH_ALL, BF, 2, 64, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0},
     {"half_default_rotary_dim_d128", TH_ALL, BF, 1, 32, 2, 128, 0, 0, 0, 0, 0, 0, 0, 0},
-    /* whole heads, HALF: the CUDA lane-mapped kernel (heads not filling a warp's rows, ids, inverse, f32) */
+    /* whole heads, HALF, with ids, inverse, f32, f16 in place and head counts that are not multiples of 4 */
     {"half_whole_heads_position_ids", TH_ALL, BF, 2, 32, 5, 128, 128, 0, 0, 0, 0, 1, 0, 0},
     {"half_whole_heads_f32_inverse_17", TH_ALL, F32, 2, 16, 17, 64, 64, 0, 1, 0, 3, 0, 0, 0},
     {"half_whole_heads_d32_in_place", TH_ALL, F16, 1, 24, 33, 32, 32, 0, 0, 1, 0, 0, 0, 0},
