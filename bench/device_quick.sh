@@ -1,0 +1,76 @@
+#!/bin/bash
+# The integrated H200 check without building on the device (~2 minutes of device time instead of a build there):
+#   here:   bench/device_quick.sh pack [BUILD]   copies BUILD's (default: build) libhk.so.1, cmocka test binaries,
+#           hk-info and hk-bench, and a GEMM harness built from this tree, into .carry/quick
+#   device: bench/device_quick.sh run            carry [".carry/quick", ".carry/libcmocka0_*.deb",
+#           ".carry/libcmocka-dev_*.deb"]: the GPU tests, memcheck, racecheck and the harness checks in parallel,
+#           then hk-info, hk-bench, the GEMM peers and the memory-bound peers (timed alone).
+# Every log goes into $OUT/logs.tgz (the device tool returns few files); the summary prints last.
+cd "$(dirname "$0")/.." || exit 1
+Q=.carry/quick
+
+if [ "$1" = pack ]; then
+    B=${2:-build}
+    rm -rf $Q && mkdir -p $Q/tests $Q/tools || exit 1
+    cp -L "$B/libhk.so.1" $Q/ && cp "$B"/tools/hk-info "$B"/tools/hk-bench $Q/tools/ || exit 1
+    for t in "$B"/tests/test_* "$B"/tests/cuda/test_*; do
+        [ -f "$t" ] && [ -x "$t" ] && cp "$t" $Q/tests/
+    done
+    nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+    (cd bench && $nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels gemm_harness.cu \
+        -lcublas -lcublasLt -lcuda -o ../$Q/gemm_harness) || exit 1
+    du -sh $Q
+    exit 0
+fi
+[ "$1" = run ] || { echo "usage: $0 pack [BUILD] | run"; exit 2; }
+
+. bench/device_env.sh
+F=$PWD/$Q
+export LD_LIBRARY_PATH=$F:$LD_LIBRARY_PATH
+L=/tmp/quick-logs
+rm -rf $L && mkdir -p $L
+summary=()
+t0=$SECONDS
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader > $L/gpu.txt
+
+# Correctness, in parallel (CUDA context only: CI covers the CPU and emulator contexts).
+for t in $F/tests/test_*; do
+    n=${t##*/}
+    (HK_TEST_CONTEXTS=cuda/sm_90a timeout 200 $t > $L/$n.log 2>&1
+     echo "$n: rc=$? ok=$(grep -c '\[       OK \]' $L/$n.log) failed=$(grep -c '\[  FAILED  \]' $L/$n.log)" \
+          "skipped=$(grep -c '\[  SKIPPED \]' $L/$n.log)" > $L/$n.sum) &
+done
+for spec in "memcheck test_gemm" "memcheck test_rotary" "memcheck test_ln_fused" "memcheck test_cuda_wide" \
+            "racecheck test_rotary" "racecheck test_ln_fused" "racecheck test_cuda_wide"; do
+    set -- $spec
+    (HK_TEST_CONTEXTS=cuda/sm_90a timeout 300 compute-sanitizer --tool $1 --error-exitcode 99 --print-limit 20 \
+        $F/tests/$2 > $L/$1_$2.log 2>&1
+     echo "$1 $2: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $L/$1_$2.log | tail -1)" > $L/$1_$2.sum) &
+done
+(timeout 200 $F/gemm_harness quick > $L/harness_quick.log 2>&1
+ echo "harness quick: rc=$? ok=$(grep -c ' ok$' $L/harness_quick.log), $(tail -1 $L/harness_quick.log)" > $L/harness.sum) &
+wait
+summary+=("correctness phase: $((SECONDS - t0)) s")
+cuobjdump --dump-sass $F/gemm_harness 2>/dev/null | awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++}
+    END{n = 0; s = 0; for (k in g) if (k ~ /hk_gemm/) {n++; if (l[k]) s++}
+        print "harness SASS: kernels with HGMMA/QGMMA " n ", with local memory " s}' > $L/sass.sum
+
+# Timing, one thing at a time.
+timeout 30 $F/tools/hk-info > $L/hk-info.txt 2>&1
+timeout 120 $F/tools/hk-bench > $L/hk-bench.txt 2>&1
+summary+=("hk-bench: rc=$?")
+timeout 60 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --checks > $L/gemm-checks.txt 2>&1
+summary+=("gemm_bench --checks: rc=$? $(tail -1 $L/gemm-checks.txt)")
+timeout 200 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --reps 30 --warmup 5 > $L/gemm-peers.txt 2>&1
+summary+=("gemm peers: rc=$? $(tail -1 $L/gemm-peers.txt)")
+timeout 240 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers --reps 50 --only rotary,ln_fwd,ln_bwd \
+    > $L/peers.log 2>&1
+summary+=("memory-bound peers: rc=$?")
+cp /tmp/peers/peers.png /tmp/peers/peers.json $L/ 2>/dev/null
+tar czf "$OUT/logs.tgz" -C $L .
+
+cat $L/hk-bench.txt
+grep -E "^  gemm" $L/gemm-peers.txt
+grep -E "^  (copy|rotary|ln_)|Checks before timing" $L/peers.log
+cat $L/*.sum
+printf '%s\n' "${summary[@]}" "total: $((SECONDS - t0)) s"
