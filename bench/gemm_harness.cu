@@ -78,52 +78,24 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
 }
 
 /* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, epilogue (direct: 0 TMA
- * stores, 1 registers, 2 TMA stores with the tail columns past the last whole chunk from registers). */
+ * stores, 1 registers). */
 struct cfg_t { int shape, split, group_m, direct; };
 static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
     if (s.cluster == 2) r += " s" + std::to_string(c.split);
-    return r + (c.direct == 1 ? " reg" : c.direct == 2 ? " regtail" : "");
+    return r + (c.direct ? " reg" : "");
 }
 
 /* The library's choice (backends/cuda/gemm.c, hk_gemm_launch_shape), repeated here. */
 static int num_sms;
+/* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls). */
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true)
 {
-    auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-    const int64_t kblocks = cdiv(k, 128 / dsize(in));
-    cfg_t c{P256, 1, 8, 0};
-    if (!ta && m <= 64 && m < n) {
-        c.shape = m <= 16 ? SW16 : m <= 32 ? SW32 : SW64;
-        if (2 * cdiv(n, 64) <= num_sms && kblocks >= 8) c.split = 2;
-        return c;
-    }
-    const int64_t tiles64 = cdiv(m, 64) * cdiv(n, 128);
-    if (kblocks < 32 && cdiv(m, 64) * cdiv(n, 64) <= num_sms) {
-        c.shape = M64N64;
-        return c;
-    }
-    if (tiles64 <= num_sms && (2 * tiles64 > num_sms || kblocks < 32)) {
-        c.shape = M64;
-        return c;
-    }
-    const int64_t tiles_m = cdiv(m, 128);
-    if (2 * tiles_m * cdiv(n, 128) <= num_sms && kblocks >= 8) {
-        c.shape = SK2;
-        c.split = 2;
-        return c;
-    }
-    const int widths[][4] = {{P256, 256, 1000, 0}, {P208, 208, 1030, 1}, {P192, 192, 1030, 0}, {P168, 168, 1070, 1},
-                             {P144, 144, 1070, 1}, {P128, 128, 1050, 0}, {P96, 96, 1135, 1}};
-    int64_t best = INT64_MAX;
-    for (auto &w : widths) {
-        if (w[3] && !tb) continue; /* K-major B only */
-        const int64_t cost = cdiv(tiles_m * cdiv(n, w[1]), num_sms) * w[1] * w[2];
-        if (cost < best) { best = cost; c.shape = w[0]; }
-    }
-    return c;
+    int32_t split = 1;
+    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), num_sms, &split);
+    return cfg_t{shape, split, 8, 0};
 }
 
 static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo)
@@ -183,7 +155,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !sh.swap && c.direct != 1 && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0 ? (c.direct ? 1 : 2) : 0;
+    p.tma_store = !sh.swap && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0;
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
     const uint32_t tail = sh.bn % (128 / eo);
     CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, tail, 64) : md;
@@ -335,7 +307,7 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     if (!ok) ++failures;
     printf("check %-9s %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
            cfg_name(cur).c_str(), dname(in), ta ? "t" : "n", tb ? "t" : "n", dname(out), m, n, k, c_mode, pad,
-           !all_shapes[cur.shape].swap && cur.direct != 1 && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
+           !all_shapes[cur.shape].swap && !cur.direct && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
            same ? "" : " RERUN-DIFFERS", ok ? "ok" : "FAIL");
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(c0); cudaFree(ref); cudaFree(got);
     if (c_mode == 2) cudaFree(c);
@@ -610,8 +582,6 @@ int main(int argc, char **argv)
     auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true) { return default_cfg(m, n, k, ta, in, tb); };
     const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
     const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
-    /* the tail-column A/B: the same shapes with the columns past the last whole chunk from registers */
-    const cfg_t p208r{P208, 1, 8, 2}, p168r{P168, 1, 8, 2}, p144r{P144, 1, 8, 2}, p96r{P96, 1, 8, 2};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
         for (int s : {512, 1536}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
@@ -632,21 +602,21 @@ int main(int argc, char **argv)
     row(768, 768, 768, {m64}, 20);
     row(1024, 1024, 1024, {m64}, 20);
     row(1088, 1088, 1088, {p128, p96}, 20);
-    row(1152, 1152, 1152, {p128, p96r, p96}, 20);
+    row(1152, 1152, 1152, {p128, p96}, 20);
     row(1216, 1216, 1216, {p128, p96}, 20);
     row(1280, 1280, 1280, {p128, p96}, 20);
     row(1408, 1408, 1408, {p128, p96}, 20);
-    row(1536, 1536, 1536, {p144r, p144}, 20);
-    row(1664, 1664, 1664, {p192, p168r, p168}, 20);
-    row(1792, 1792, 1792, {p208r, p208}, 20);
+    row(1536, 1536, 1536, {p144}, 20);
+    row(1664, 1664, 1664, {p192, p168}, 20);
+    row(1792, 1792, 1792, {p208}, 20);
     row(2048, 2048, 2048, {p256}, 20);
-    row(2176, 2176, 2176, {p168r, p168, p192, p96}, 10);
-    row(2304, 2304, 2304, {p168r, p168, p192}, 10);
-    row(2560, 2560, 2560, {p208r, p208, p144}, 10);
+    row(2176, 2176, 2176, {p168, p192, p96}, 10);
+    row(2304, 2304, 2304, {p168, p192}, 10);
+    row(2560, 2560, 2560, {p208, p144}, 10);
     row(3072, 3072, 3072, {p192}, 10);
-    row(3328, 3328, 3328, {p168r, p168}, 10);
+    row(3328, 3328, 3328, {p168}, 10);
     row(3584, 3584, 3584, {p256}, 10);
-    row(3712, 3712, 3712, {p208r, p208}, 10);
+    row(3712, 3712, 3712, {p208}, 10);
     row(4096, 4096, 4096, {p256}, 10);
     row(4096, 1024, 4096, {p256}, 10);
     row(1024, 4096, 4096, {p256}, 10);
@@ -659,18 +629,18 @@ int main(int argc, char **argv)
         if (l == 1) continue; /* nt above */
         row(512, 512, 512, {m64}, 20, BF16, l & 2, l & 1);
         row(1152, 1152, 1152, {p128, p96}, 20, BF16, l & 2, l & 1);
-        row(1536, 1536, 1536, {p144r, p192}, 20, BF16, l & 2, l & 1);
-        row(1792, 1792, 1792, {p208r, p256}, 20, BF16, l & 2, l & 1);
-        row(2304, 2304, 2304, {p168r, p192}, 10, BF16, l & 2, l & 1);
-        row(3712, 3712, 3712, {p208r, p192}, 10, BF16, l & 2, l & 1);
+        row(1536, 1536, 1536, {p192}, 20, BF16, l & 2, l & 1);
+        row(1792, 1792, 1792, {p256}, 20, BF16, l & 2, l & 1);
+        row(2304, 2304, 2304, {p192}, 10, BF16, l & 2, l & 1);
+        row(3712, 3712, 3712, {p192}, 10, BF16, l & 2, l & 1);
     }
     row(512, 512, 512, {m64}, 20, E4M3);
     row(1024, 1024, 1024, {m64}, 20, E4M3);
     row(1152, 1152, 1152, {p128, p96}, 20, E4M3);
-    row(1536, 1536, 1536, {p144r, p192}, 20, E4M3);
-    row(1792, 1792, 1792, {p208r, p256}, 20, E4M3);
-    row(2304, 2304, 2304, {p168r, p192}, 10, E4M3);
-    row(5120, 5120, 5120, {p144r, p256}, 0);
+    row(1536, 1536, 1536, {p192}, 20, E4M3);
+    row(1792, 1792, 1792, {p256}, 20, E4M3);
+    row(2304, 2304, 2304, {p192}, 10, E4M3);
+    row(5120, 5120, 5120, {p256}, 0);
     row(8192, 8192, 8192, {p256}, 0);
     row(8192, 8192, 8192, {p256}, 0, E4M3);
 

@@ -11,9 +11,6 @@
 #include <string.h>
 
 /* Launch shapes of gemm.h, indexed by HK_GEMM_<id>. */
-#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, kb) HK_GEMM_##id,
-enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
-#undef HK_GEMM_SHAPE_ID
 typedef struct hk_gemm_shape {
     const char *name, *suffix;
     int bm, bn, cluster, persist, swap, kb;
@@ -36,61 +33,6 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
     if (!hk_gemm_out_name(d) || (fp8 && (trans_a || !trans_b || d == HK_DTYPE_F16)))
         return false;
     return (!hk_gemm_shapes[shape].swap || !trans_a) && (!hk_gemm_shapes[shape].kb || trans_b);
-}
-
-static int64_t hk_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/* Persistent tile widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
- * the H200 in runs 8-11, with every column stored by TMA): narrower tiles read more shared-memory bytes per
- * flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the order
- * of the widths that fit one round stays the same there. */
-static const struct {
-    int shape, bn, cost;
-} hk_gemm_widths[] = {{HK_GEMM_P256, 256, 1000}, {HK_GEMM_P208, 208, 1030}, {HK_GEMM_P192, 192, 1030},
-                      {HK_GEMM_P168, 168, 1070}, {HK_GEMM_P144, 144, 1070}, {HK_GEMM_P128, 128, 1050},
-                      {HK_GEMM_P96, 96, 1135}};
-
-/* Launch shape by problem size (bench/NOTES.md, runs 5-11, has the timings behind it). Skinny M (row-major A):
- * swapped operands, the problem's N in 64-row tiles and M as the tile width, K split over the cluster while
- * that still fits one wave. Short K over one wave of 64-row tiles: cluster-less 64 x 64 tiles while they fit
- * one wave (most CTAs, least L2 -> SM traffic per CTA), else 64 x 128 (also for long K while they fill half
- * the SMs). Long K over few 128 x 128 tiles: K split in halves over a cluster (SK2). Otherwise persistent
- * 128-row tiles of the width whose waves cost least: rounds of tiles (ceil(tiles / SMs)) x width x the
- * width's cost, so a width that fills the last wave better wins when its narrower tile pays for itself
- * (widths off the 64-column grid only for K-major B). */
-static int hk_gemm_launch_shape(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, uint32_t box_k, int64_t sms,
-                                int32_t *split)
-{
-    const int64_t kblocks = hk_ceil_div(k, box_k);
-    *split = 1;
-    if (!trans_a && m <= 64 && m < n) {
-        if (2 * hk_ceil_div(n, 64) <= sms && kblocks >= 8)
-            *split = 2;
-        return m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
-    }
-    const int64_t tiles64 = hk_ceil_div(m, 64) * hk_ceil_div(n, 128);
-    if (kblocks < 32 && hk_ceil_div(m, 64) * hk_ceil_div(n, 64) <= sms)
-        return HK_GEMM_M64N64;
-    if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32))
-        return HK_GEMM_M64;
-    const int64_t tiles_m = hk_ceil_div(m, 128);
-    if (2 * tiles_m * hk_ceil_div(n, 128) <= sms && kblocks >= 8) {
-        *split = 2;
-        return HK_GEMM_SK2;
-    }
-    int best = HK_GEMM_P256;
-    int64_t best_cost = INT64_MAX;
-    for (size_t i = 0; i < sizeof hk_gemm_widths / sizeof hk_gemm_widths[0]; ++i) {
-        if (hk_gemm_shapes[hk_gemm_widths[i].shape].kb && !trans_b)
-            continue;
-        const int64_t cost = hk_ceil_div(tiles_m * hk_ceil_div(n, hk_gemm_widths[i].bn), sms) * hk_gemm_widths[i].bn *
-                             hk_gemm_widths[i].cost;
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = hk_gemm_widths[i].shape;
-        }
-    }
-    return best;
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk2:2, sw16:1) forces the
@@ -176,7 +118,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     int32_t split = 1;
     int shape = hk_gemm_forced_shape(&split);
     if (shape < 0 || !hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape))
-        shape = hk_gemm_launch_shape(a->m, a->n, a->k, a->trans_a, a->trans_b, box_k, sms, &split);
+        shape = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, box_k, sms, &split);
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
 
     /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
@@ -203,7 +145,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .n = (int32_t)kn,
         .k = (int32_t)a->k,
         .group_m = HK_GEMM_GROUP_M,
-        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo) ? 2 : 0,
+        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo),
         .split = split,
         .d = a->d,
         .c = a->c,
@@ -229,8 +171,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     } else {
         map_d = map_t = map_a; /* unused */
     }
-    const int64_t tiles_m = hk_ceil_div(km, sh->bm), tiles_n = hk_ceil_div(kn, sh->bn), tiles = tiles_m * tiles_n;
-    const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms) : sh->cluster * hk_ceil_div(tiles * split, sh->cluster);
+    const int64_t tiles_m = hk_gemm_cdiv(km, sh->bm), tiles_n = hk_gemm_cdiv(kn, sh->bn), tiles = tiles_m * tiles_n;
+    const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms) : sh->cluster * hk_gemm_cdiv(tiles * split, sh->cluster);
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);

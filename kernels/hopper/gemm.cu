@@ -95,7 +95,7 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
  * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
  * [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168, 208) are one more box of
  * exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box
- * would overwrite the next tile; with p.tma_store = 1 they go from registers instead. */
+ * would overwrite the next tile (from registers they cost 5-10%: bench/NOTES.md run 11). */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
@@ -106,14 +106,14 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
     const int ln = lane(), wp = warp() % 4;
     const bool leader = thread() % 128 == 0;
     const TO *c = static_cast<const TO *>(p.c);
-    const bool use_c = p.beta != 0.f, tail_tma = p.tma_store == 2;
+    const bool use_c = p.beta != 0.f;
     if (leader) tma_store_wait_read<0>(); /* the previous tile's stores have left the buffers */
     named_barrier_sync(1 + slab, 128);
     int issued = 0;
 #pragma unroll
     for (int j = 0; j < chunks + (tail ? 1 : 0); ++j) {
         const bool last = j == chunks; /* the tail box */
-        if (j * regs < r0 || j * regs >= r1 || (last && !tail_tma)) continue;
+        if (j * regs < r0 || j * regs >= r1) continue;
         uint8_t *buf = stage + (issued % 2) * (64 * 128);
         if (issued >= 2) {
             if (leader) tma_store_wait_read<1>();
@@ -142,9 +142,6 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
             tma_store_commit();
         }
         ++issued;
-    }
-    if constexpr (tail != 0) {
-        if (!tail_tma) gemm_epilogue<TO, false, BN>(acc, p, row0, col0, r0 > chunks * regs ? r0 : chunks * regs, r1);
     }
 }
 
@@ -233,7 +230,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             tma_prefetch_map(map_a);
             tma_prefetch_map(map_b);
             if (p.tma_store) tma_prefetch_map(map_d);
-            if (p.tma_store == 2 && bn % (128 / sizeof(TO)) != 0) tma_prefetch_map(map_t);
+            if (p.tma_store && bn % (128 / sizeof(TO)) != 0) tma_prefetch_map(map_t);
             int s = 0;
             uint32_t phase = 0;
             for (int t = first; t < count; t += step) {

@@ -44,6 +44,68 @@
     X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0)                                                                      \
     X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)
 
+/* The shapes as indices, HK_GEMM_<id>, in table order. */
+#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, kb) HK_GEMM_##id,
+enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
+#undef HK_GEMM_SHAPE_ID
+
+/* Launch shape by problem size (bench/NOTES.md, runs 5-11, has the timings behind it); used by the host glue
+ * and the harness alike. Skinny M (row-major A): swapped operands, the problem's N in 64-row tiles and M as
+ * the tile width, K split over the cluster while that still fits one wave. Short K over one wave of 64-row
+ * tiles: cluster-less 64 x 64 tiles while they fit one wave (most CTAs, least L2 -> SM traffic per CTA), else
+ * 64 x 128 (also for long K while they fill half the SMs). Long K over few 128 x 128 tiles: K split in halves
+ * over a cluster (SK2). Otherwise persistent 128-row tiles of the width whose waves cost least: rounds of
+ * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
+ * its narrower tile pays for itself (widths off the 64-column grid only for K-major B, trans_b = 1). box_k:
+ * elements of K per k-block; *split: CTAs sharing a tile's K. */
+static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int64_t sms,
+                                int32_t *split)
+{
+#define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, kb) bn,
+#define HK_GEMM_SHAPE_KB(id, suffix, bm, bn, stages, cluster, persist, swap, kb) kb,
+    static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, kb_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_KB)};
+    /* Persistent widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
+     * the H200 in runs 8-11, every column stored by TMA): narrower tiles read more shared-memory bytes per
+     * flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the
+     * order of the widths that fit one round stays the same there. */
+    static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P208, 1030}, {HK_GEMM_P192, 1030},
+                                        {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070}, {HK_GEMM_P128, 1050},
+                                        {HK_GEMM_P96, 1135}};
+    const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
+    const int64_t tiles_m = hk_gemm_cdiv(m, 128);
+    int best = HK_GEMM_P256;
+    int64_t best_cost = INT64_MAX;
+    *split = 1;
+    if (!trans_a && m <= 64 && m < n) {
+        if (2 * hk_gemm_cdiv(n, 64) <= sms && kblocks >= 8)
+            *split = 2;
+        best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
+    } else if (kblocks < 32 && hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 64) <= sms) {
+        best = HK_GEMM_M64N64;
+    } else if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32)) {
+        best = HK_GEMM_M64;
+    } else if (2 * tiles_m * hk_gemm_cdiv(n, 128) <= sms && kblocks >= 8) {
+        *split = 2;
+        best = HK_GEMM_SK2;
+    } else {
+        for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
+            const int64_t bn = bn_of[widths[i][0]];
+            if (kb_of[widths[i][0]] && !trans_b)
+                continue;
+            const int64_t cost = hk_gemm_cdiv(tiles_m * hk_gemm_cdiv(n, bn), sms) * bn * widths[i][1];
+            if (cost < best_cost) {
+                best_cost = cost;
+                best = widths[i][0];
+            }
+        }
+    }
+    return best;
+#undef HK_GEMM_SHAPE_BN
+#undef HK_GEMM_SHAPE_KB
+}
+
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
 #define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
 /* Ring stages of A (bm rows) and B (bn rows), 128 bytes each; per consumer warpgroup 16 KiB of epilogue
@@ -53,9 +115,8 @@
 typedef struct hk_gemm_params {
     int32_t m, n, k;   /* the kernel's problem: with swapped operands m and n are the caller's n and m */
     int32_t group_m;   /* tile rows per L2 group */
-    int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): 2 stores through map_d and map_t,
-                        * 1 through map_d with tile columns past the last whole chunk from registers (harness
-                        * comparison), 0 from registers */
+    int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): store through map_d (and the
+                        * tile columns past the last whole 128-byte chunk through map_t), else from registers */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
     int32_t split;     /* kernels in clusters of 2: CTAs per tile splitting K (1 or 2); others ignore it */
     int32_t pad_;

@@ -85,7 +85,6 @@ HK_DEV float inv_sqrt(float x) { return 1.0f / sqrtf(x); } // IEEE, as the CPU r
 
 // ---------------------------------------------------------------- forward, register-resident
 
-// The raw inputs of one row segment.
 // Columns of the NV vectors of thread s of a row segment: vector k at (k * TPR + s) * V, so each vector load
 // of the segment is contiguous across its threads.
 template <int TPR, int V, int NV> HK_DEV void segment_columns(int s, int64_t (&col)[NV])
@@ -105,11 +104,12 @@ template <int NV> HK_DEV bool row_mask(int64_t rows, int64_t cols, int64_t row, 
     return active;
 }
 
+// The raw inputs of one row segment.
 template <typename T, int NV> struct fwd_row {
     vec<T, 16 / sizeof(T)> x[NV], r[NV];
 };
 
-template <typename T, int TPR, int NV>
+template <typename T, int NV>
 HK_DEV void fwd_load(const hk_ln_fwd_params &p, int64_t row, const int64_t (&col)[NV], fwd_row<T, NV> &d)
 {
     constexpr int V = 16 / sizeof(T);
@@ -236,7 +236,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params
     segment_columns<TPR, V>(s, col);
     const int64_t row = (int64_t)blockIdx.x * kRows + threadIdx.x / TPR;
     fwd_row<T, NV> d;
-    fwd_load<T, TPR>(p, row, col, d);
+    fwd_load<T>(p, row, col, d);
     fwd_row_out<T, TPR>(p, row, col, d, scratch);
 }
 
@@ -329,7 +329,7 @@ template <typename F> HK_DEV void with_bwd_inputs(const hk_ln_bwd_params &p, F &
     }
 }
 
-// The raw inputs of one row segment, loaded one row ahead (see ln_bwd).
+// The raw inputs of one row segment, loaded one row ahead (see ln_bwd_prefetch).
 template <typename T, int NV> struct bwd_row {
     vec<T, 16 / sizeof(T)> dy[NV], z[NV], ex[NV];
     uint32_t mask[NV]; // the given dropout mask's word holding each vector's bits
