@@ -5,6 +5,8 @@
 #   device: bench/device_quick.sh run            carry [".carry/quick", ".carry/libcmocka0_*.deb",
 #           ".carry/libcmocka-dev_*.deb"]: the GPU tests, memcheck, racecheck and the harness checks in parallel,
 #           then hk-info, hk-bench, the GEMM peers and the memory-bound peers (timed alone).
+#           With .carry/alt (a second build's libhk.so.1 and tests, also carried): its GPU op tests, then the
+#           rotary/LN rows of both builds in separate processes, alternating (alt, main, main, alt).
 # Every log goes into $OUT/logs.tgz (the device tool returns few files); the summary prints last.
 cd "$(dirname "$0")/.." || exit 1
 Q=.carry/quick
@@ -55,22 +57,40 @@ cuobjdump --dump-sass $F/gemm_harness 2>/dev/null | awk '/Function :/{f=$3} /HGM
     END{n = 0; s = 0; for (k in g) if (k ~ /hk_gemm/) {n++; if (l[k]) s++}
         print "harness SASS: kernels with HGMMA/QGMMA " n ", with local memory " s}' > $L/sass.sum
 
-# Timing, one thing at a time.
+# Timing, one thing at a time (SKIP_TIMING=1: only the A/B below).
 timeout 30 $F/tools/hk-info > $L/hk-info.txt 2>&1
-timeout 120 $F/tools/hk-bench > $L/hk-bench.txt 2>&1
-summary+=("hk-bench: rc=$?")
 timeout 60 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --checks > $L/gemm-checks.txt 2>&1
 summary+=("gemm_bench --checks: rc=$? $(tail -1 $L/gemm-checks.txt)")
-timeout 200 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --reps 30 --warmup 5 > $L/gemm-peers.txt 2>&1
-summary+=("gemm peers: rc=$? $(tail -1 $L/gemm-peers.txt)")
-timeout 240 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers --reps 50 --only rotary,ln_fwd,ln_bwd \
-    > $L/peers.log 2>&1
-summary+=("memory-bound peers: rc=$?")
-cp /tmp/peers/peers.png /tmp/peers/peers.json $L/ 2>/dev/null
+if [ -z "${SKIP_TIMING:-}" ]; then
+    timeout 120 $F/tools/hk-bench > $L/hk-bench.txt 2>&1
+    summary+=("hk-bench: rc=$?")
+    timeout 200 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --reps 30 --warmup 5 > $L/gemm-peers.txt 2>&1
+    summary+=("gemm peers: rc=$? $(tail -1 $L/gemm-peers.txt)")
+    timeout 240 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers --reps 50 --only rotary,ln_fwd,ln_bwd \
+        > $L/peers.log 2>&1
+    summary+=("memory-bound peers: rc=$?")
+    cp /tmp/peers/peers.png /tmp/peers/peers.json $L/ 2>/dev/null
+fi
+A=$PWD/.carry/alt
+if [ -f $A/libhk.so.1 ]; then
+    for t in $A/tests/test_*; do
+        n=${t##*/}
+        LD_LIBRARY_PATH=$A HK_TEST_CONTEXTS=cuda/sm_90a timeout 200 $t > $L/alt_$n.log 2>&1
+        echo "alt $n: rc=$? ok=$(grep -c '\[       OK \]' $L/alt_$n.log) failed=$(grep -c '\[  FAILED  \]' $L/alt_$n.log)" \
+            > $L/alt_$n.sum
+    done
+    i=0
+    for lib in $A $F $F $A; do
+        i=$((i + 1))
+        timeout 120 python3 bench/peers.py --lib $lib/libhk.so.1 --out /tmp/ab$i --reps 50 --libhk-only \
+            --only ${ALT_ONLY:-rotary} > $L/ab$i.log 2>&1
+        summary+=("A/B $i ${lib##*/}: rc=$? $(grep -E '^  (copy|rotary|ln_)' $L/ab$i.log | tr -s ' ' | tr '\n' ';')")
+    done
+fi
 tar czf "$OUT/logs.tgz" -C $L .
 
-cat $L/hk-bench.txt
-grep -E "^  gemm" $L/gemm-peers.txt
-grep -E "^  (copy|rotary|ln_)|Checks before timing" $L/peers.log
+cat $L/hk-bench.txt 2>/dev/null
+grep -E "^  gemm" $L/gemm-peers.txt 2>/dev/null
+grep -E "^  (copy|rotary|ln_)|Checks before timing" $L/peers.log 2>/dev/null
 cat $L/*.sum
 printf '%s\n' "${summary[@]}" "total: $((SECONDS - t0)) s"
