@@ -75,7 +75,7 @@ A=$PWD/.carry/alt
 if [ -f $A/libhk.so.1 ]; then
     for t in $A/tests/test_*; do
         n=${t##*/}
-        LD_LIBRARY_PATH=$A HK_TEST_CONTEXTS=cuda/sm_90a timeout 200 $t > $L/alt_$n.log 2>&1
+        LD_LIBRARY_PATH=$A:$LD_LIBRARY_PATH HK_TEST_CONTEXTS=cuda/sm_90a timeout 200 $t > $L/alt_$n.log 2>&1
         echo "alt $n: rc=$? ok=$(grep -c '\[       OK \]' $L/alt_$n.log) failed=$(grep -c '\[  FAILED  \]' $L/alt_$n.log)" \
             > $L/alt_$n.sum
     done

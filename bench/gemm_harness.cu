@@ -155,7 +155,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !sh.swap && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0;
+    p.tma_store = !sh.swap && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0 && (q.n * eo) % 16 == 0;
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
     const uint32_t tail = sh.bn % (128 / eo);
     CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, tail, 64) : md;

@@ -92,6 +92,13 @@ static const gemm_case cases[] = {
     {"nn_1536x1536x40_w192", TH_NOT_EMU, 1536, 1536, 40, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"tt_1792x1790x40_w208", TH_NOT_EMU, 1792, 1790, 40, BF, BF, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"tt_2304x2296x24_w168_f32_beta", TH_NOT_EMU, 2304, 2296, 24, BF, F32, 1, 1, 0, 0, 0, 0, 1, -1, C_SEPARATE, 0, 0, 0},
+    /* ragged rows in padded storage: D's ragged n must not spill into its padding (TMA store boxes clip n only
+     * to 16 bytes); ragged k with NaN in A's and B's padding must not reach the sums (TMA load boxes) */
+    {"nt_300x250x64_pad_d", TH_NOT_EMU, 300, 250, 64, BF, BF, 0, 1, 0, 0, 0, 6, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_2176x2170x40_w96_pad_d", TH_NOT_EMU, 2176, 2170, 40, BF, BF, 0, 1, 0, 0, 0, 6, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_200x136x36_pad_k", TH_NOT_EMU, 200, 136, 36, BF, BF, 0, 1, 4, 4, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tt_136x200x1004_pad_k_f32", TH_NOT_EMU, 136, 200, 1004, BF, F32, 1, 1, 0, 4, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_e4m3fn_64x48x40_pad_k_fast", TH_NOT_EMU, 64, 48, 40, FN, BF, 0, 1, 8, 8, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 1},
     {"nt_e4m3fn_1536x1530x128_w144_fast", TH_NOT_EMU, 1536, 1530, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 1},
 };
 

@@ -145,7 +145,9 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .n = (int32_t)kn,
         .k = (int32_t)a->k,
         .group_m = HK_GEMM_GROUP_M,
-        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo),
+        /* n * eo a multiple of 16 bytes too: the H200 clips a TMA store's inner dimension only to 16 bytes,
+         * so a ragged n with a padded ldd had the padding up to the next 16 bytes overwritten */
+        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo) && (a->n * (int64_t)eo) % 16 == 0,
         .split = split,
         .d = a->d,
         .c = a->c,
