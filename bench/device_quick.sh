@@ -6,7 +6,7 @@
 #           ".carry/libcmocka-dev_*.deb"]: the GPU tests, memcheck, racecheck and the harness checks in parallel,
 #           then hk-info, hk-bench, the GEMM peers and the memory-bound peers (timed alone).
 #           With .carry/alt (a second build's libhk.so.1 and tests, also carried): its GPU op tests, then the
-#           rotary/LN rows of both builds in separate processes, alternating (alt, main, main, alt).
+#           rotary/LN rows of both builds in separate processes, alternating (alt, main, main, alt; NO_AB=1: none).
 # Every log goes into $OUT/logs.tgz (the device tool returns few files); the summary prints last.
 cd "$(dirname "$0")/.." || exit 1
 Q=.carry/quick
@@ -81,6 +81,7 @@ if [ -f $A/libhk.so.1 ]; then
     done
     i=0
     for lib in $A $F $F $A; do
+        [ -n "${NO_AB:-}" ] && break
         i=$((i + 1))
         timeout 120 python3 bench/peers.py --lib $lib/libhk.so.1 --out /tmp/ab$i --reps 50 --libhk-only \
             --only ${ALT_ONLY:-rotary} > $L/ab$i.log 2>&1

@@ -53,9 +53,15 @@ struct shape_info {
      HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
 #define HK_SHAPE_01(id, suffix) {{}, HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
 #define HK_SHAPE_10(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
-#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                           \
-    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), HK_SHAPE_##swap##kb(id, suffix), \
-     {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}},
+#define HK_SHAPE_12(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), {}, {}, {}}
+#define HK_FP8_SHAPE(suffix) {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}
+#define HK_FP8_00 HK_FP8_SHAPE
+#define HK_FP8_01 HK_FP8_SHAPE
+#define HK_FP8_10 HK_FP8_SHAPE
+#define HK_FP8_12(suffix) {}
+#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                          \
+    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)),      \
+     HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix)},
 /* experiments: X(id, bm, bn, stages, cluster, swap), one tile per CTA; none at present (bench/NOTES.md lists
  * those measured and dropped) */
 #define HK_EXPERIMENTS(X)
@@ -64,7 +70,7 @@ struct shape_info {
     HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
 HK_EXPERIMENTS(HK_EXP_KERNEL)
 #define HK_EXP(id, bm, bn, stages, cluster, swap)                                                                 \
-    {#id, bm, bn, cluster, 0, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
+    {#id, bm, bn, cluster, 0, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(0, swap)), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
 static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
 #define HK_ID(id, ...) id,
 enum shape_id { HK_GEMM_SHAPES(HK_ID) HK_EXPERIMENTS(HK_ID) NSHAPES };
@@ -155,10 +161,11 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !sh.swap && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0 && (q.n * eo) % 16 == 0;
+    p.tma_store = !HK_GEMM_REG_STORE(sh.persist, sh.swap) && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0 &&
+                  (q.n * eo) % 16 == 0;
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
-    const uint32_t tail = sh.bn % (128 / eo);
-    CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, tail, 64) : md;
+    const uint32_t chunk = 128 / eo, tail = sh.bn % (sh.swap ? 64 : chunk);
+    CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, sh.swap ? chunk : tail, sh.swap ? tail : 64) : md;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
     p.split = sh.cluster == 2 ? c.split : 1;
@@ -307,7 +314,8 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     if (!ok) ++failures;
     printf("check %-9s %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
            cfg_name(cur).c_str(), dname(in), ta ? "t" : "n", tb ? "t" : "n", dname(out), m, n, k, c_mode, pad,
-           !all_shapes[cur.shape].swap && !cur.direct && (q.ldd * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
+           !HK_GEMM_REG_STORE(all_shapes[cur.shape].persist, all_shapes[cur.shape].swap) && !cur.direct &&
+                   (q.ldd * eo) % 16 == 0 && (n * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
            same ? "" : " RERUN-DIFFERS", ok ? "ok" : "FAIL");
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(c0); cudaFree(ref); cudaFree(got);
     if (c_mode == 2) cudaFree(c);
@@ -526,10 +534,11 @@ int main(int argc, char **argv)
         for (int direct = 0; direct < 2; ++direct)
             for (cfg_t md : modes) {
                 md.direct = direct;
-                /* the register epilogue: once per kind of work split (swapped shapes always use it) */
-                if (direct && (all_shapes[md.shape].swap || md.split == 2 || md.shape == P208 || md.shape == P192 ||
-                               md.shape == P168 || md.shape == P128 || md.shape == P96 ||
-                               md.shape == M64N64))
+                /* the register epilogue: once per kind of work split (one-tile swapped shapes always use it) */
+                if (direct && (HK_GEMM_REG_STORE(all_shapes[md.shape].persist, all_shapes[md.shape].swap) ||
+                               md.split == 2 || md.shape == P208 || md.shape == P192 || md.shape == P168 ||
+                               md.shape == P128 || md.shape == P96 || md.shape == M64N64 || md.shape == T208 ||
+                               md.shape == T144 || md.shape == T96))
                     continue;
                 cur = md;
                 for (auto &s : shapes)
@@ -582,6 +591,7 @@ int main(int argc, char **argv)
     auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true) { return default_cfg(m, n, k, ta, in, tb); };
     const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
     const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
+    const cfg_t t208{T208, 1, 8, 0}, t168{T168, 1, 8, 0}, t144{T144, 1, 8, 0}, t96{T96, 1, 8, 0};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
         for (int s : {512, 1536}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
@@ -627,12 +637,15 @@ int main(int argc, char **argv)
     row(16, 8192, 8192, {}, 20);
     for (int l = 0; l < 4; ++l) {
         if (l == 1) continue; /* nt above */
+        /* nn: the plain widths the route took before the T shapes first, the T shapes after (not built for tn/tt) */
         row(512, 512, 512, {m64}, 20, BF16, l & 2, l & 1);
-        row(1152, 1152, 1152, {p128, p96}, 20, BF16, l & 2, l & 1);
-        row(1536, 1536, 1536, {p192}, 20, BF16, l & 2, l & 1);
-        row(1792, 1792, 1792, {p256}, 20, BF16, l & 2, l & 1);
-        row(2304, 2304, 2304, {p192}, 10, BF16, l & 2, l & 1);
-        row(3712, 3712, 3712, {p192}, 10, BF16, l & 2, l & 1);
+        row(1152, 1152, 1152, {p128, t96, t144}, 20, BF16, l & 2, l & 1);
+        row(1536, 1536, 1536, {p192, t168, t144}, 20, BF16, l & 2, l & 1);
+        row(1792, 1792, 1792, {p256, t208}, 20, BF16, l & 2, l & 1);
+        row(2176, 2176, 2176, {p192, t168, t96}, 10, BF16, l & 2, l & 1);
+        row(2304, 2304, 2304, {p192, t168}, 10, BF16, l & 2, l & 1);
+        row(3712, 3712, 3712, {p192, t208}, 10, BF16, l & 2, l & 1);
+        row(4096, 4096, 4096, {p256}, 10, BF16, l & 2, l & 1);
     }
     row(512, 512, 512, {m64}, 20, E4M3);
     row(1024, 1024, 1024, {m64}, 20, E4M3);

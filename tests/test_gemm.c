@@ -92,6 +92,12 @@ static const gemm_case cases[] = {
     {"nn_1536x1536x40_w192", TH_NOT_EMU, 1536, 1536, 40, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"tt_1792x1790x40_w208", TH_NOT_EMU, 1792, 1790, 40, BF, BF, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"tt_2304x2296x24_w168_f32_beta", TH_NOT_EMU, 2304, 2296, 24, BF, F32, 1, 1, 0, 0, 0, 0, 1, -1, C_SEPARATE, 0, 0, 0},
+    /* nn as D^T = B^T A^T in persistent tiles over N x M (sm_90a T shapes): D staged transposed for TMA stores,
+     * D rows past the tile's last 64 through the narrower box; register stores when n leaves 16-byte groups */
+    {"nn_1530x1536x72_t144_pad_alias", TH_NOT_EMU, 1530, 1536, 72, BF, BF, 0, 0, 0, 0, 0, 8, 1.5f, 0.5f, C_ALIAS, 0, 0, 0},
+    {"nn_2170x2176x40_t96_f32", TH_NOT_EMU, 2170, 2176, 40, BF, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_1792x1784x40_t208_f16_beta", TH_NOT_EMU, 1792, 1784, 40, BF, F16, 0, 0, 8, 8, 0, 0, 0.5f, -1, C_SEPARATE, 0, 0, 0},
+    {"nn_1100x1150x600_t96_reg_pad", TH_NOT_EMU, 1100, 1150, 600, BF, BF, 0, 0, 0, 0, 2, 6, 1, 1, C_SEPARATE, 0, 0, 0},
     /* ragged rows in padded storage: D's ragged n must not spill into its padding (TMA store boxes clip n only
      * to 16 bytes); ragged k with NaN in A's and B's padding must not reach the sums (TMA load boxes) */
     {"nt_300x250x64_pad_d", TH_NOT_EMU, 300, 250, 64, BF, BF, 0, 1, 0, 0, 0, 6, 1, 0, C_NULL, 0, 0, 0},

@@ -13,11 +13,11 @@
 /* Launch shapes of gemm.h, indexed by HK_GEMM_<id>. */
 typedef struct hk_gemm_shape {
     const char *name, *suffix;
-    int bm, bn, cluster, persist, swap, kb;
+    int bm, bn, cluster, persist, swap, lay;
     unsigned smem;
 } hk_gemm_shape;
-#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                               \
-    {#id, #suffix, bm, bn, cluster, persist, swap, kb, HK_GEMM_SHARED_BYTES(bm, bn, stages, swap)},
+#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                              \
+    {#id, #suffix, bm, bn, cluster, persist, swap, lay, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap))},
 static const hk_gemm_shape hk_gemm_shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_INFO)};
 #undef HK_GEMM_SHAPE_INFO
 
@@ -27,12 +27,15 @@ static const char *hk_gemm_out_name(hk_dtype t)
 }
 
 /* Built kernels (gemm.cu): bf16 in every layout to bf16/f32/f16; e4m3 only "nt" to bf16/f32. Swapped shapes
- * only for row-major A (trans_a 0), K-major-B shapes only for trans_b 1. */
+ * only for row-major A (trans_a 0), K-major-B shapes only for trans_b 1, nn-only shapes (bf16) for nn. */
 static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int shape)
 {
+    const hk_gemm_shape *s = &hk_gemm_shapes[shape];
     if (!hk_gemm_out_name(d) || (fp8 && (trans_a || !trans_b || d == HK_DTYPE_F16)))
         return false;
-    return (!hk_gemm_shapes[shape].swap || !trans_a) && (!hk_gemm_shapes[shape].kb || trans_b);
+    if (s->lay == 2)
+        return !fp8 && !trans_a && !trans_b;
+    return (!s->swap || !trans_a) && (s->lay != 1 || trans_b);
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk2:2, sw16:1) forces the
@@ -147,7 +150,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .group_m = HK_GEMM_GROUP_M,
         /* n * eo a multiple of 16 bytes too: the H200 clips a TMA store's inner dimension only to 16 bytes,
          * so a ragged n with a padded ldd had the padding up to the next 16 bytes overwritten */
-        .tma_store = !sh->swap && hk_gemm_tma_ok(a->d, a->ldd, eo) && (a->n * (int64_t)eo) % 16 == 0,
+        .tma_store = !HK_GEMM_REG_STORE(sh->persist, sh->swap) && hk_gemm_tma_ok(a->d, a->ldd, eo) &&
+                     (a->n * (int64_t)eo) % 16 == 0,
         .split = split,
         .d = a->d,
         .c = a->c,
@@ -165,10 +169,11 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
                                         HK_GEMM_EPI_ROWS)))
             return st;
         /* the tile's columns past its last whole 128-byte chunk: a box of just their width (a multiple of 8
-         * columns, so of 16 bytes) */
-        const uint32_t tail = (uint32_t)sh->bn % (128 / (uint32_t)eo);
+         * columns, so of 16 bytes); swapped: D's rows past the tile's last whole 64, a box of just that many */
+        const uint32_t chunk = 128 / (uint32_t)eo, tail = (uint32_t)sh->bn % (sh->swap ? HK_GEMM_EPI_ROWS : chunk);
         map_t = map_d;
-        if (tail && (st = hk_cuda_tensor_map_2d(&map_t, out_type, a->d, a->n, a->m, a->ldd * eo, tail, HK_GEMM_EPI_ROWS)))
+        if (tail && (st = hk_cuda_tensor_map_2d(&map_t, out_type, a->d, a->n, a->m, a->ldd * eo, sh->swap ? chunk : tail,
+                                                sh->swap ? tail : HK_GEMM_EPI_ROWS)))
             return st;
     } else {
         map_d = map_t = map_a; /* unused */
@@ -186,7 +191,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 96 wide by wave fill; 64x64 "
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 96 wide by wave fill (nn "
+                   "also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
                    "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte "

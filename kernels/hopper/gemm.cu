@@ -12,7 +12,8 @@
  * Work per CTA: persistent shapes walk tiles in an L2-friendly grouped order; the others take one tile, and
  * in clusters of two with params.split = 2 the two CTAs each take half of K and add their partial accumulators
  * through distributed shared memory before one epilogue per column slice. Swapped shapes compute D^T = B^T
- * A^T for skinny M (the host passes the operands and m/n exchanged) and write D transposed. */
+ * A^T (the host passes the operands and m/n exchanged) and write D transposed: persistent ones through
+ * transposed staging and TMA stores, the one-tile skinny ones from registers. */
 #include "hopper/gemm.h"
 #include "tiles/common/tiles.hpp"
 #include "tiles/hopper/barrier.cuh"
@@ -28,14 +29,15 @@ using gemm_params = hk_gemm_params;
 template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> struct gemm_shape {
     static constexpr int bm = BM, bn = BN, stages = STAGES, cluster = CLUSTER;
     static constexpr bool persist = PERSIST, swap = SWAP;
+    static constexpr bool reg_store = HK_GEMM_REG_STORE(PERSIST, SWAP);
     static constexpr int consumers = BM / 64, threads = HK_GEMM_THREADS(BM);
     static constexpr uint32_t a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
-    static constexpr uint32_t epi_bytes = SWAP ? 0 : 2 * 64 * 128; /* per consumer: two store buffers */
-    static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, SWAP);
+    static constexpr uint32_t epi_bytes = reg_store ? 0 : 2 * 64 * 128; /* per consumer: two store buffers */
+    static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, reg_store);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
     static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
 };
-#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                               \
+#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                \
     using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap>;
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
@@ -145,6 +147,54 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
     }
 }
 
+/* The swapped shapes' TMA epilogue: the warpgroup's 64 x BN block of D^T is D's BN rows x 64 columns from
+ * (col0, row0). Each piece (64 of D's rows, 128 bytes of its columns) is staged transposed: a register pair
+ * (two of D's rows) becomes two 2- or 4-byte stores, conflict-free in the swizzled buffer. D rows past the
+ * tile's last whole 64 go through map_t, whose box has just that many rows. Same buffer protocol as above. */
+template <class TO, int BN>
+__device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
+                                                    const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0)
+{
+    using acc_t = accum_64xN<BN>;
+    constexpr int span = 128 / sizeof(TO), halves = 64 / span, pieces = (BN + 63) / 64 * halves;
+    const int ln = lane(), wp = warp() % 4;
+    const bool leader = thread() % 128 == 0;
+    const TO *c = static_cast<const TO *>(p.c);
+    const bool use_c = p.beta != 0.f;
+    if (leader) tma_store_wait_read<0>();
+    named_barrier_sync(1 + slab, 128);
+#pragma unroll
+    for (int j = 0; j < pieces; ++j) {
+        const int chunk = j / halves, half = j % halves; /* D rows 64 chunk.., D columns span half.. */
+        uint8_t *buf = stage + (j % 2) * (64 * 128);
+        if (j >= 2) {
+            if (leader) tma_store_wait_read<1>();
+            named_barrier_sync(1 + slab, 128);
+        }
+#pragma unroll
+        for (int r = 0; r < acc_t::regs; r += 2) {
+            /* registers 32 chunk.. hold D rows 64 chunk..; a warp's 16 D^T rows lie in one half */
+            const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - chunk * 64;
+            if (r / 32 != chunk || lr / span != half) continue;
+            float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
+            const int row = row0 + lr, col = col0 + chunk * 64 + lc;
+            if (use_c && row < p.m && col < p.n) {
+                x += p.beta * load_as_float(c + gemm_at<true>(row, col, p.ldc));
+                if (col + 1 < p.n) y += p.beta * load_as_float(c + gemm_at<true>(row, col + 1, p.ldc));
+            }
+            const int byte = (lr - half * span) * (int)sizeof(TO);
+            store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc, byte)), x);
+            store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc + 1, byte)), y);
+        }
+        fence_proxy_async();
+        named_barrier_sync(1 + slab, 128);
+        if (leader) {
+            tma_store_2d(chunk * 64 + 64 <= BN ? map_d : map_t, buf, row0 + half * span, col0 + chunk * 64);
+            tma_store_commit();
+        }
+    }
+}
+
 /* Adds the peer CTA's partial accumulator to this CTA's column slice [r0, r1) of a split-K tile. Every CTA
  * parks the slices it does not finish in its (now idle) stage buffers, in fragment order, and reads its own
  * slice from the peer, in a fixed order, so the sum does not depend on timing. All consumer threads call it. */
@@ -230,7 +280,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             tma_prefetch_map(map_a);
             tma_prefetch_map(map_b);
             if (p.tma_store) tma_prefetch_map(map_d);
-            if (p.tma_store && bn % (128 / sizeof(TO)) != 0) tma_prefetch_map(map_t);
+            if (p.tma_store && (S::swap ? bn % 64 : bn % (128 / sizeof(TO))) != 0) tma_prefetch_map(map_t);
             int s = 0;
             uint32_t phase = 0;
             for (int t = first; t < count; t += step) {
@@ -304,10 +354,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         reg_fence(acc.v);
         if (prev >= 0) release(prev);
         if constexpr (S::persist) {
-            if (p.tma_store)
-                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+            if (!p.tma_store)
+                gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+            else if constexpr (S::swap)
+                gemm_epilogue_tma_t<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
             else
-                gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
         }
     }
     if constexpr (!S::persist) {
@@ -355,24 +407,28 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, S, attr)
 /* (trans_a, trans_b) -> kernel operand layouts: A_MN = trans_a, B_MN = !trans_b; swapped: A_MN = !trans_b,
  * B_MN = trans_a (trans_a = 0 only) */
-#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                    \
+#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                     \
     HK_GEMM_OUT3(nn, false, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                    \
-    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, kb)
+    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)
 /* the layouts with K-major B (trans_b 1) only */
-#define HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                 \
+#define HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                  \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_OUT3(tt, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
-#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                  \
+#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                   \
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
+/* the swapped nn-only shapes */
+#define HK_GEMM_SWAPPED_NN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                \
+    HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_ATTR_1
 #define HK_GEMM_ATTR_2 __cluster_dims__(2, 1, 1)
-#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, kb)                                   \
-    HK_GEMM_FAMILY_##swap##kb(id, suffix, bm, bn, stages, cluster, persist, swap, kb)
+#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                    \
+    HK_GEMM_FAMILY_##swap##lay(id, suffix, bm, bn, stages, cluster, persist, swap, lay)
 #define HK_GEMM_FAMILY_00 HK_GEMM_PLAIN
 #define HK_GEMM_FAMILY_01 HK_GEMM_KMAJOR_B
 #define HK_GEMM_FAMILY_10 HK_GEMM_SWAPPED
+#define HK_GEMM_FAMILY_12 HK_GEMM_SWAPPED_NN
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

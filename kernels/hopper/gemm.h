@@ -1,7 +1,8 @@
 /* Kernel parameters and launch shapes of kernels/hopper/gemm.cu, shared by the host glue (C11,
  * backends/cuda/gemm.c) and the device code (nvcc). Fixed-width fields only, so that both compilers lay
  * the struct out the same way. Every kernel takes (map_a, map_b, map_d, map_t, params), the tensor maps
- * passed by value (__grid_constant__): map_t stores D's columns past a tile's last whole 128-byte chunk. */
+ * passed by value (__grid_constant__): map_t stores D's columns past a tile's last whole 128-byte chunk (T
+ * shapes: D's rows past the tile's last whole 64). */
 #ifndef HK_HOPPER_GEMM_H
 #define HK_HOPPER_GEMM_H
 
@@ -13,7 +14,8 @@
 #define HK_GEMM_GROUP_M 8 /* tile rows per L2 group of the persistent walk */
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
- * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, K-major B only.
+ * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
+ * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only).
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
  *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
  *        (the host picks the width by a wave-fill model). Widths that are no multiple of 64 are built for
@@ -26,7 +28,9 @@
  *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
- *        over the cluster as in SK2, D written transposed from registers.
+ *        over the cluster as in SK2, D written transposed from registers;
+ *  T208 ... T96  nn as D^T = B^T A^T in persistent tiles: the kernel's B is then A^T, K-major, so the widths
+ *        off the 64-column grid serve nn too (over M); D is staged transposed and stored by TMA.
  * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
@@ -42,10 +46,14 @@
     X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
     X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0)                                                                      \
     X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0)                                                                      \
-    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)
+    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)                                                                      \
+    X(T208, _t208, 128, 208, 4, 1, 1, 1, 2)                                                                     \
+    X(T168, _t168, 128, 168, 4, 1, 1, 1, 2)                                                                     \
+    X(T144, _t144, 128, 144, 4, 1, 1, 1, 2)                                                                     \
+    X(T96, _t96, 128, 96, 6, 1, 1, 1, 2)
 
 /* The shapes as indices, HK_GEMM_<id>, in table order. */
-#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, kb) HK_GEMM_##id,
+#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, lay) HK_GEMM_##id,
 enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 #undef HK_GEMM_SHAPE_ID
 
@@ -56,23 +64,25 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
  * 64 x 128 (also for long K while they fill half the SMs). Long K over few 128 x 128 tiles: K split in halves
  * over a cluster (SK2). Otherwise persistent 128-row tiles of the width whose waves cost least: rounds of
  * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
- * its narrower tile pays for itself (widths off the 64-column grid only for K-major B, trans_b = 1). box_k:
- * elements of K per k-block; *split: CTAs sharing a tile's K. */
+ * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
+ * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; *split: CTAs
+ * sharing a tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int64_t sms,
                                 int32_t *split)
 {
-#define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, kb) bn,
-#define HK_GEMM_SHAPE_KB(id, suffix, bm, bn, stages, cluster, persist, swap, kb) kb,
-    static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, kb_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_KB)};
+#define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bn,
+#define HK_GEMM_SHAPE_LAY(id, suffix, bm, bn, stages, cluster, persist, swap, lay) lay,
+    static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, lay_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_LAY)};
     /* Persistent widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
      * the H200 in runs 8-11, every column stored by TMA): narrower tiles read more shared-memory bytes per
      * flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the
      * order of the widths that fit one round stays the same there. */
     static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P208, 1030}, {HK_GEMM_P192, 1030},
                                         {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070}, {HK_GEMM_P128, 1050},
-                                        {HK_GEMM_P96, 1135}};
+                                        {HK_GEMM_P96, 1135}, {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070},
+                                        {HK_GEMM_T144, 1070}, {HK_GEMM_T96, 1135}};
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
     const int64_t tiles_m = hk_gemm_cdiv(m, 128);
     int best = HK_GEMM_P256;
@@ -91,10 +101,11 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         best = HK_GEMM_SK2;
     } else {
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
-            const int64_t bn = bn_of[widths[i][0]];
-            if (kb_of[widths[i][0]] && !trans_b)
+            const int64_t bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
+            if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)))
                 continue;
-            const int64_t cost = hk_gemm_cdiv(tiles_m * hk_gemm_cdiv(n, bn), sms) * bn * widths[i][1];
+            const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, 128) * hk_gemm_cdiv(m, bn) : tiles_m * hk_gemm_cdiv(n, bn);
+            const int64_t cost = hk_gemm_cdiv(tiles, sms) * bn * widths[i][1];
             if (cost < best_cost) {
                 best_cost = cost;
                 best = widths[i][0];
@@ -103,14 +114,17 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     }
     return best;
 #undef HK_GEMM_SHAPE_BN
-#undef HK_GEMM_SHAPE_KB
+#undef HK_GEMM_SHAPE_LAY
 }
 
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
 #define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
 /* Ring stages of A (bm rows) and B (bn rows), 128 bytes each; per consumer warpgroup 16 KiB of epilogue
- * staging for the TMA store (not with swapped operands: those store from registers); 1 KiB alignment slack. */
-#define HK_GEMM_SHARED_BYTES(bm, bn, stages, swap) ((stages) * ((bm) + (bn)) * 128 + ((swap) ? 0 : (bm) / 64 * 16384) + 1024)
+ * staging for the TMA store (not for reg_store shapes, the one-tile swapped ones, which store from registers);
+ * 1 KiB alignment slack. */
+#define HK_GEMM_REG_STORE(persist, swap) ((swap) && !(persist))
+#define HK_GEMM_SHARED_BYTES(bm, bn, stages, reg_store)                                                          \
+    ((stages) * ((bm) + (bn)) * 128 + ((reg_store) ? 0 : (bm) / 64 * 16384) + 1024)
 
 typedef struct hk_gemm_params {
     int32_t m, n, k;   /* the kernel's problem: with swapped operands m and n are the caller's n and m */
