@@ -2,6 +2,7 @@
 // (16 bytes of each operand) for HK_ROTARY_HEADS_PER_THREAD heads of one token: it issues every load of its
 // heads before the first use (many 16-byte loads in flight), loads the chunk's cos/sin once for all its
 // heads, and computes in fp32. x and out stream through with evict-first hints; the tables stay in L1/L2.
+// Whole-head HALF rotations with narrow heads take a lane-mapped kernel instead (rotary_lanes below).
 #include "hopper/rotary.h"
 #include "tiles/common/tiles.hpp"
 #include "tiles/hopper/memory.cuh"
@@ -148,14 +149,70 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
     rot_store<T, V, Interleaved>(p, w, d, cs, sn);
 }
 
+// HALF rotation of whole heads (rotary_dim = head_dim, 2 * chunks lanes per head dividing 32) with the lanes
+// along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads) instead of
+// four 128-byte pieces 1 KiB apart, and a lane takes its pair partner's chunk (the head's other half) from the
+// partner lane with shuffles. A warp does HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
+template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
+{
+    constexpr int R = HK_ROTARY_LANE_ROWS, W = 16 / 4; // 32-bit words per vector
+    const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (thread - lane() >= p.units)
+        return; // whole warps
+    const int lph = 2 * p.chunks, hpi = kWarpLanes / lph, ln = lane();
+    const int c = ln % lph;
+    const bool first = c < p.chunks;
+    const int partner = first ? ln + p.chunks : ln - p.chunks;
+    const uint32_t gw = (uint32_t)(thread / kWarpLanes), token = gw / (uint32_t)p.token_warps;
+    const uint32_t hb = gw - token * (uint32_t)p.token_warps;
+    const uint32_t b = token / (uint32_t)p.seqlen, t = token - b * (uint32_t)p.seqlen;
+    float cs[V], sn[V];
+    load_angles(p, b, t, first ? c : c - p.chunks, cs, sn);
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+        sn[i] = first ? -p.sign * sn[i] : p.sign * sn[i];
+    const T *x = static_cast<const T *>(p.x) + b * p.x_stride[0] + t * p.x_stride[1] + c * V;
+    T *out = static_cast<T *>(p.out) + b * p.out_stride[0] + t * p.out_stride[1] + c * V;
+    const int h0 = (int)hb * hpi * R + ln / lph;
+    vec<T, V> a[R];
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+        const int h = h0 + j * hpi;
+        a[j] = h < p.heads ? load_vec<V>(x + h * p.x_stride[2], cache_stream{}) : vec<T, V>{};
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+        vec<T, V> o = a[j];
+        uint32_t *w = reinterpret_cast<uint32_t *>(&o);
+#pragma unroll
+        for (int k = 0; k < W; ++k)
+            w[k] = shfl_lane(w[k], partner);
+        float fa[V], fo[V];
+        unpack(a[j], fa);
+        unpack(o, fo);
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+            fa[i] = fa[i] * cs[i] + fo[i] * sn[i];
+        const int h = h0 + j * hpi;
+        if (h < p.heads)
+            store_vec(out + h * p.out_stride[2], pack<T>(fa), cache_stream{});
+    }
+}
+
 } // namespace
 
-// Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s>: v = 16-byte vectors, s = scalar (any alignment).
+// Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s|lanes>: v = 16-byte vectors, s = scalar (any alignment),
+// lanes = the lane-mapped HALF kernel for whole heads.
 #define HK_ROTARY_KERNELS(T, NAME, V)                                                                          \
     HK_KERNEL(hk_rotary_##NAME##_half_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, false>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_inter_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, true>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_half_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, false>(p); }       \
-    HK_KERNEL(hk_rotary_##NAME##_inter_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, true>(p); }
+    HK_KERNEL(hk_rotary_##NAME##_inter_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, true>(p); }      \
+    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
+        hk_rotary_##NAME##_half_lanes(const hk_rotary_params p)                                                 \
+    {                                                                                                          \
+        rotary_lanes<T, V>(p);                                                                                 \
+    }
 
 HK_ROTARY_KERNELS(bf16, bf16, 8)
 HK_ROTARY_KERNELS(f16, f16, 8)
