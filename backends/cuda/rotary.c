@@ -5,8 +5,6 @@
 
 #include "hopper/rotary.h"
 
-#include <stdlib.h>
-
 /* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */
 static const char *const hk_rotary_kernels[3][2][2] = {
     {{"hk_rotary_bf16_half_v", "hk_rotary_bf16_half_s"}, {"hk_rotary_bf16_inter_v", "hk_rotary_bf16_inter_s"}},
@@ -14,17 +12,8 @@ static const char *const hk_rotary_kernels[3][2][2] = {
     {{"hk_rotary_f32_half_v", "hk_rotary_f32_half_s"}, {"hk_rotary_f32_inter_v", "hk_rotary_f32_inter_s"}},
 };
 
-static const char *const hk_rotary_lane_kernels[3][2] = {{"hk_rotary_bf16_half_lanes", "hk_rotary_bf16_half_lanes_gs"},
-                                                        {"hk_rotary_f16_half_lanes", "hk_rotary_f16_half_lanes_gs"},
-                                                        {"hk_rotary_f32_half_lanes", "hk_rotary_f32_half_lanes_gs"}};
-
-/* HK_CUDA_TUNE_ROTARY = gs<n> (an experiment, bench/NOTES.md run 23): the lane-mapped kernel as a grid-stride
- * loop over n blocks per SM instead of one warp unit per launched warp; 0 when unset. */
-static int64_t hk_rotary_stride_blocks(void)
-{
-    const char *tune = getenv("HK_CUDA_TUNE_ROTARY");
-    return tune && tune[0] == 'g' && tune[1] == 's' && tune[2] >= '1' && tune[2] <= '8' ? tune[2] - '0' : 0;
-}
+static const char *const hk_rotary_lane_kernels[3] = {"hk_rotary_bf16_half_lanes", "hk_rotary_f16_half_lanes",
+                                                     "hk_rotary_f32_half_lanes"};
 
 static int hk_rotary_dtype_index(hk_dtype dtype)
 {
@@ -89,7 +78,6 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
     const bool lanes = vector && a->style == HK_ROTARY_HALF && p.copy_chunks == 0 && a->rotary_dim == a->head_dim &&
                        lanes_per_head <= 32 && 32 % lanes_per_head == 0;
     const char *kernel;
-    int64_t stride = 0;
     if (lanes) {
         const int64_t heads_per_warp = 32 / lanes_per_head * HK_ROTARY_LANE_ROWS;
         const int64_t token_warps = (a->heads + heads_per_warp - 1) / heads_per_warp;
@@ -98,8 +86,7 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
                            (long long)tokens, (long long)token_warps);
         p.token_warps = (int32_t)token_warps;
         p.units = tokens * token_warps * 32;
-        stride = hk_rotary_stride_blocks() * (ctx->multiprocessors > 0 ? ctx->multiprocessors : 1);
-        kernel = hk_rotary_lane_kernels[hk_rotary_dtype_index(a->dtype)][stride > 0];
+        kernel = hk_rotary_lane_kernels[hk_rotary_dtype_index(a->dtype)];
     } else {
         p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
         kernel = hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
@@ -107,8 +94,7 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
     const int64_t blocks = (p.units + HK_ROTARY_BLOCK - 1) / HK_ROTARY_BLOCK;
     if (blocks > INT32_MAX)
         return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld thread blocks exceed the grid limit", (long long)blocks);
-    const unsigned grid[3] = {(unsigned)(stride > 0 && stride < blocks ? stride : blocks), 1, 1},
-                   block[3] = {HK_ROTARY_BLOCK, 1, 1};
+    const unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {HK_ROTARY_BLOCK, 1, 1};
     void *params[] = {&p};
     return hk_gpu_launch(ctx, kernel, grid, block, 0, a->stream, params);
 }

@@ -152,15 +152,18 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 // HALF rotation of whole heads (rotary_dim = head_dim, 2 * chunks lanes per head dividing 32) with the lanes
 // along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads) instead of
 // four 128-byte pieces 1 KiB apart, and a lane takes its pair partner's chunk (the head's other half) from the
-// partner lane with shuffles. A warp unit gw is HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
-template <typename T, int V> HK_DEV void rotary_lanes_warp(const hk_rotary_params &p, uint32_t gw)
+// partner lane with shuffles. A warp does HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
+template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
 {
     constexpr int R = HK_ROTARY_LANE_ROWS, W = 16 / 4; // 32-bit words per vector
+    const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (thread - lane() >= p.units)
+        return; // whole warps
     const int lph = 2 * p.chunks, hpi = kWarpLanes / lph, ln = lane();
     const int c = ln % lph;
     const bool first = c < p.chunks;
     const int partner = first ? ln + p.chunks : ln - p.chunks;
-    const uint32_t token = gw / (uint32_t)p.token_warps;
+    const uint32_t gw = (uint32_t)(thread / kWarpLanes), token = gw / (uint32_t)p.token_warps;
     const uint32_t hb = gw - token * (uint32_t)p.token_warps;
     const uint32_t b = token / (uint32_t)p.seqlen, t = token - b * (uint32_t)p.seqlen;
     float cs[V], sn[V];
@@ -196,20 +199,6 @@ template <typename T, int V> HK_DEV void rotary_lanes_warp(const hk_rotary_param
     }
 }
 
-// One-shot: one warp unit per launched warp. Grid-stride (HK_CUDA_TUNE_ROTARY=gs, an experiment): a grid of a
-// few blocks per SM walks all units, with no block launches after the first wave.
-template <typename T, int V, bool Stride> HK_DEV void rotary_lanes(const hk_rotary_params &p)
-{
-    const uint32_t warps = (uint32_t)(p.units / kWarpLanes), per_block = blockDim.x / kWarpLanes;
-    const uint32_t first = blockIdx.x * per_block + threadIdx.x / kWarpLanes;
-    if constexpr (Stride) {
-        for (uint32_t gw = first; gw < warps; gw += gridDim.x * per_block)
-            rotary_lanes_warp<T, V>(p, gw);
-    } else if (first < warps) {
-        rotary_lanes_warp<T, V>(p, first);
-    }
-}
-
 } // namespace
 
 // Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s|lanes>: v = 16-byte vectors, s = scalar (any alignment),
@@ -222,12 +211,7 @@ template <typename T, int V, bool Stride> HK_DEV void rotary_lanes(const hk_rota
     extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
         hk_rotary_##NAME##_half_lanes(const hk_rotary_params p)                                                 \
     {                                                                                                          \
-        rotary_lanes<T, V, false>(p);                                                                          \
-    }                                                                                                          \
-    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
-        hk_rotary_##NAME##_half_lanes_gs(const hk_rotary_params p)                                              \
-    {                                                                                                          \
-        rotary_lanes<T, V, true>(p);                                                                           \
+        rotary_lanes<T, V>(p);                                                                                 \
     }
 
 HK_ROTARY_KERNELS(bf16, bf16, 8)
