@@ -5,8 +5,6 @@
 
 #include "hopper/rotary.h"
 
-#include <stdlib.h>
-
 /* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */
 static const char *const hk_rotary_kernels[3][2][2] = {
     {{"hk_rotary_bf16_half_v", "hk_rotary_bf16_half_s"}, {"hk_rotary_bf16_inter_v", "hk_rotary_bf16_inter_s"}},
@@ -16,14 +14,6 @@ static const char *const hk_rotary_kernels[3][2][2] = {
 
 static const char *const hk_rotary_lane_kernels[3] = {"hk_rotary_bf16_half_lanes", "hk_rotary_f16_half_lanes",
                                                      "hk_rotary_f32_half_lanes"};
-
-/* HK_CUDA_TUNE_ROTARY = r1 | r2 (an experiment, bench/NOTES.md run 24): the lane-mapped kernel with 1 or 2 loads
- * per thread at 6 or 5 resident blocks instead of HK_ROTARY_LANE_ROWS at HK_ROTARY_LANE_BLOCKS; else 0. */
-static int hk_rotary_lane_rows_tuned(void)
-{
-    const char *tune = getenv("HK_CUDA_TUNE_ROTARY");
-    return tune && tune[0] == 'r' && (tune[1] == '1' || tune[1] == '2') && !tune[2] ? tune[1] - '0' : 0;
-}
 
 static int hk_rotary_dtype_index(hk_dtype dtype)
 {
@@ -88,10 +78,8 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
     const bool lanes = vector && a->style == HK_ROTARY_HALF && p.copy_chunks == 0 && a->rotary_dim == a->head_dim &&
                        lanes_per_head <= 32 && 32 % lanes_per_head == 0;
     const char *kernel;
-    char tuned[48];
     if (lanes) {
-        const int rows = hk_rotary_lane_rows_tuned();
-        const int64_t heads_per_warp = 32 / lanes_per_head * (rows ? rows : HK_ROTARY_LANE_ROWS);
+        const int64_t heads_per_warp = 32 / lanes_per_head * HK_ROTARY_LANE_ROWS;
         const int64_t token_warps = (a->heads + heads_per_warp - 1) / heads_per_warp;
         if (tokens * token_warps > UINT32_MAX)
             return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld tokens x %lld warps exceed the grid limit",
@@ -99,10 +87,6 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
         p.token_warps = (int32_t)token_warps;
         p.units = tokens * token_warps * 32;
         kernel = hk_rotary_lane_kernels[hk_rotary_dtype_index(a->dtype)];
-        if (rows) {
-            hk_format(tuned, sizeof tuned, "%s_r%d", kernel, rows);
-            kernel = tuned;
-        }
     } else {
         p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
         kernel = hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];

@@ -152,10 +152,10 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 // HALF rotation of whole heads (rotary_dim = head_dim, 2 * chunks lanes per head dividing 32) with the lanes
 // along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads) instead of
 // four 128-byte pieces 1 KiB apart, and a lane takes its pair partner's chunk (the head's other half) from the
-// partner lane with shuffles. A warp does R such loads (heads hpi apart) of one token.
-template <typename T, int V, int R> HK_DEV void rotary_lanes(const hk_rotary_params &p)
+// partner lane with shuffles. A warp does HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
+template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
 {
-    constexpr int W = 16 / 4; // 32-bit words per vector
+    constexpr int R = HK_ROTARY_LANE_ROWS, W = 16 / 4; // 32-bit words per vector
     const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (thread - lane() >= p.units)
         return; // whole warps
@@ -208,15 +208,10 @@ template <typename T, int V, int R> HK_DEV void rotary_lanes(const hk_rotary_par
     HK_KERNEL(hk_rotary_##NAME##_inter_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, true>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_half_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, false>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_inter_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, true>(p); }      \
-    HK_ROTARY_LANES(T, NAME, V, , HK_ROTARY_LANE_ROWS, HK_ROTARY_LANE_BLOCKS)                                   \
-    HK_ROTARY_LANES(T, NAME, V, _r2, 2, 5)                                                                     \
-    HK_ROTARY_LANES(T, NAME, V, _r1, 1, 6)
-/* The lane-mapped kernel with R loads per thread, built for `blocks` resident blocks (its register budget). */
-#define HK_ROTARY_LANES(T, NAME, V, SUFFIX, R, BLOCKS)                                                         \
-    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, BLOCKS)                                   \
-        hk_rotary_##NAME##_half_lanes##SUFFIX(const hk_rotary_params p)                                         \
+    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
+        hk_rotary_##NAME##_half_lanes(const hk_rotary_params p)                                                 \
     {                                                                                                          \
-        rotary_lanes<T, V, R>(p);                                                                              \
+        rotary_lanes<T, V>(p);                                                                                 \
     }
 
 HK_ROTARY_KERNELS(bf16, bf16, 8)
