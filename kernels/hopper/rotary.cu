@@ -153,8 +153,7 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 // along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads) instead of
 // four 128-byte pieces 1 KiB apart, and a lane takes its pair partner's chunk (the head's other half) from the
 // partner lane with shuffles. A warp does HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
-template <typename T, int V, class LoadHint = cache_stream, class StoreHint = cache_stream>
-HK_DEV void rotary_lanes(const hk_rotary_params &p)
+template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
 {
     constexpr int R = HK_ROTARY_LANE_ROWS, W = 16 / 4; // 32-bit words per vector
     const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -179,7 +178,7 @@ HK_DEV void rotary_lanes(const hk_rotary_params &p)
 #pragma unroll
     for (int j = 0; j < R; ++j) {
         const int h = h0 + j * hpi;
-        a[j] = h < p.heads ? load_vec<V>(x + h * p.x_stride[2], LoadHint{}) : vec<T, V>{};
+        a[j] = h < p.heads ? load_vec<V>(x + h * p.x_stride[2], cache_stream{}) : vec<T, V>{};
     }
 #pragma unroll
     for (int j = 0; j < R; ++j) {
@@ -196,7 +195,7 @@ HK_DEV void rotary_lanes(const hk_rotary_params &p)
             fa[i] = fa[i] * cs[i] + fo[i] * sn[i];
         const int h = h0 + j * hpi;
         if (h < p.heads)
-            store_vec(out + h * p.out_stride[2], pack<T>(fa), StoreHint{});
+            store_vec(out + h * p.out_stride[2], pack<T>(fa), cache_stream{});
     }
 }
 
@@ -213,16 +212,6 @@ HK_DEV void rotary_lanes(const hk_rotary_params &p)
         hk_rotary_##NAME##_half_lanes(const hk_rotary_params p)                                                 \
     {                                                                                                          \
         rotary_lanes<T, V>(p);                                                                                 \
-    }                                                                                                          \
-    HK_ROTARY_LANES_HINTS(T, NAME, V, _ld, cache_normal, cache_stream)                                         \
-    HK_ROTARY_LANES_HINTS(T, NAME, V, _st, cache_stream, cache_normal)                                         \
-    HK_ROTARY_LANES_HINTS(T, NAME, V, _ldst, cache_normal, cache_normal)
-/* Experiment (HK_CUDA_TUNE_ROTARY=ld|st|ldst): the lane-mapped kernel with plain loads and/or stores. */
-#define HK_ROTARY_LANES_HINTS(T, NAME, V, SUFFIX, LD, ST)                                                      \
-    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
-        hk_rotary_##NAME##_half_lanes##SUFFIX(const hk_rotary_params p)                                         \
-    {                                                                                                          \
-        rotary_lanes<T, V, LD, ST>(p);                                                                         \
     }
 
 HK_ROTARY_KERNELS(bf16, bf16, 8)
