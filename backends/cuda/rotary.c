@@ -5,9 +5,6 @@
 
 #include "hopper/rotary.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 /* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */
 static const char *const hk_rotary_kernels[3][2][2] = {
     {{"hk_rotary_bf16_half_v", "hk_rotary_bf16_half_s"}, {"hk_rotary_bf16_inter_v", "hk_rotary_bf16_inter_s"}},
@@ -81,7 +78,6 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
     const bool lanes = vector && a->style == HK_ROTARY_HALF && p.copy_chunks == 0 && a->rotary_dim == a->head_dim &&
                        lanes_per_head <= 32 && 32 % lanes_per_head == 0;
     const char *kernel;
-    char tuned[48];
     if (lanes) {
         const int64_t heads_per_warp = 32 / lanes_per_head * HK_ROTARY_LANE_ROWS;
         const int64_t token_warps = (a->heads + heads_per_warp - 1) / heads_per_warp;
@@ -91,11 +87,6 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
         p.token_warps = (int32_t)token_warps;
         p.units = tokens * token_warps * 32;
         kernel = hk_rotary_lane_kernels[hk_rotary_dtype_index(a->dtype)];
-        const char *tune = getenv("HK_CUDA_TUNE_ROTARY"); /* timing experiment: bt (tables read as bf16) */
-        if (tune && !strcmp(tune, "bt")) {
-            hk_format(tuned, sizeof tuned, "%s_bt", kernel);
-            kernel = tuned;
-        }
     } else {
         p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
         kernel = hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];

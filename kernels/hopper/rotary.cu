@@ -90,14 +90,6 @@ template <int V> HK_DEV void load_angles(const hk_rotary_params &p, int64_t b, i
     load_floats(p.cos + row, cs, cache_constant{});
     load_floats(p.sin + row, sn, cache_constant{});
 }
-// Timing experiment only (HK_CUDA_TUNE_ROTARY=bt): the same rows read as bf16 (2-byte table entries; the values
-// are wrong).
-template <int V> HK_DEV void load_angles_bf16(const hk_rotary_params &p, int64_t b, int64_t t, int c, float (&cs)[V], float (&sn)[V])
-{
-    const int64_t row = table_row(p, b, t) * p.half + (int64_t)c * V;
-    unpack(load_vec<V>(reinterpret_cast<const bf16 *>(p.cos) + row, cache_constant{}), cs);
-    unpack(load_vec<V>(reinterpret_cast<const bf16 *>(p.sin) + row, cache_constant{}), sn);
-}
 
 template <typename T, int V, bool Interleaved, int H>
 HK_DEV void rot_load(const hk_rotary_params &p, const rot_place &w, rot_unit<T, V, H> &d)
@@ -161,7 +153,7 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 // along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads) instead of
 // four 128-byte pieces 1 KiB apart, and a lane takes its pair partner's chunk (the head's other half) from the
 // partner lane with shuffles. A warp does HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
-template <typename T, int V, bool Bt = false> HK_DEV void rotary_lanes(const hk_rotary_params &p)
+template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
 {
     constexpr int R = HK_ROTARY_LANE_ROWS, W = 16 / 4; // 32-bit words per vector
     const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -175,10 +167,7 @@ template <typename T, int V, bool Bt = false> HK_DEV void rotary_lanes(const hk_
     const uint32_t hb = gw - token * (uint32_t)p.token_warps;
     const uint32_t b = token / (uint32_t)p.seqlen, t = token - b * (uint32_t)p.seqlen;
     float cs[V], sn[V];
-    if constexpr (Bt)
-        load_angles_bf16(p, b, t, first ? c : c - p.chunks, cs, sn);
-    else
-        load_angles(p, b, t, first ? c : c - p.chunks, cs, sn);
+    load_angles(p, b, t, first ? c : c - p.chunks, cs, sn);
 #pragma unroll
     for (int i = 0; i < V; ++i)
         sn[i] = first ? -p.sign * sn[i] : p.sign * sn[i];
@@ -223,11 +212,6 @@ template <typename T, int V, bool Bt = false> HK_DEV void rotary_lanes(const hk_
         hk_rotary_##NAME##_half_lanes(const hk_rotary_params p)                                                 \
     {                                                                                                          \
         rotary_lanes<T, V>(p);                                                                                 \
-    }                                                                                                          \
-    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
-        hk_rotary_##NAME##_half_lanes_bt(const hk_rotary_params p)                                              \
-    {                                                                                                          \
-        rotary_lanes<T, V, true>(p);                                                                           \
     }
 
 HK_ROTARY_KERNELS(bf16, bf16, 8)
