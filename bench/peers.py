@@ -72,7 +72,7 @@ class Bench:
         return statistics.median(times), times[len(times) // 10], times[-1 - len(times) // 10]
 
     def row(self, grp, shape, impl, fn, bytes=None, flops=None):
-        if self.args.libhk_only and impl in ('torch.compile', 'torch eager'):
+        if self.args.libhk_only and impl.startswith('torch'):
             return
         if impl == 'libhk' and self.args.env:
             # libhk once per value of the variable (read by the library at each call), in two alternating rounds
@@ -157,6 +157,14 @@ def rope_tables(n, half, device):
     return torch.cos(ang).float().contiguous(), torch.sin(ang).float().contiguous()
 
 
+def rope_hf(x, cos2, sin2):
+    """The HF/NeoX form on bf16 tables [positions, D] (each half-table repeated): torch.compile's fastest rotary
+    here (bench/NOTES.md, rotary probe); a different table format from libhk's fp32 [positions, D/2]."""
+    h = x.shape[-1] // 2
+    rot = torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+    return x * cos2[None, :, None, :] + rot * sin2[None, :, None, :]
+
+
 def rope_torch(x, cos, sin):
     """Rotate-half (GPT-NeoX) in fp32 on libhk's own fp32 tables [positions, D/2]."""
     h = x.shape[-1] // 2
@@ -167,7 +175,7 @@ def rope_torch(x, cos, sin):
 
 @group('rotary')
 def bench_rotary(b):
-    rope_c = compiled(rope_torch)
+    rope_c, rope_hf_c = compiled(rope_torch), compiled(rope_hf)
     for (B, N, H, D) in [(16, 4096, 16, 128), (4, 8192, 32, 128)]:
         shape = f'B{B} N{N} H{H} D{D}'
         numel = B * N * H * D
@@ -193,6 +201,12 @@ def bench_rotary(b):
         b.each_env(check_hk)
         b.row('rotary', shape, 'libhk', run_hk, bytes=nbytes)
         b.row('rotary', shape, 'torch.compile', lambda i: rope_c(xs[i % sets], cos, sin), bytes=nbytes)
+        cos2, sin2 = (torch.cat([t, t], dim=-1).to(torch.bfloat16) for t in (cos, sin))
+        if not b.args.libhk_only:
+            b.check('rotary', shape, 'torch.compile HF form vs fp32 eager',
+                    rel_err(rope_hf_c(xs[0], cos2, sin2), rope_torch(xs[0], cos, sin)), 1e-2)
+        b.row('rotary', shape, 'torch.compile, bf16 [N,D] tables', lambda i: rope_hf_c(xs[i % sets], cos2, sin2),
+              bytes=nbytes)
         b.row('rotary', shape, 'torch eager', lambda i: rope_torch(xs[i % sets], cos, sin), bytes=nbytes)
         copy_row(b, 'rotary', shape, xs, outs, nbytes)
         del xs, outs, args
@@ -420,7 +434,8 @@ def write_report(b, out_dir, device, driver):
         print('matplotlib missing: no chart')
         return
     cases = [(r['group'], r['shape']) for r in b.rows if r.get('impl') == 'libhk' and 'pct_copy' in r]
-    impls = ['libhk', 'torch.compile', 'torch eager']
+    impls = list(dict.fromkeys(r['impl'] for r in b.rows if r['group'] != 'copy' and 'ms' in r
+                               and r['impl'] != 'copy, same bytes' and not r['impl'].startswith('libhk ')))
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(cases)), 4.5))
     width = 0.8 / len(impls)
     for k, impl in enumerate(impls):
