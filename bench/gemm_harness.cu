@@ -161,10 +161,9 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !HK_GEMM_REG_STORE(sh.persist, sh.swap) && !c.direct && (uintptr_t)q.d % 16 == 0 && (q.ldd * eo) % 16 == 0 &&
-                  (q.n * eo) % 16 == 0;
+    p.tma_store = !c.direct && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
-    const uint32_t chunk = 128 / eo, tail = sh.bn % (sh.swap ? 64 : chunk);
+    const uint32_t chunk = 128 / eo, tail = HK_GEMM_TAIL(sh.bn, sh.swap, (int)eo);
     CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, sh.swap ? chunk : tail, sh.swap ? tail : 64) : md;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
@@ -314,8 +313,8 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
     if (!ok) ++failures;
     printf("check %-9s %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
            cfg_name(cur).c_str(), dname(in), ta ? "t" : "n", tb ? "t" : "n", dname(out), m, n, k, c_mode, pad,
-           !HK_GEMM_REG_STORE(all_shapes[cur.shape].persist, all_shapes[cur.shape].swap) && !cur.direct &&
-                   (q.ldd * eo) % 16 == 0 && (n * eo) % 16 == 0 ? "tma" : "reg", rel, nan, pad_bad,
+           !cur.direct && hk_gemm_tma_store_ok(all_shapes[cur.shape].persist, all_shapes[cur.shape].swap, q.d, q.ldd, n,
+                                               (int64_t)eo) ? "tma" : "reg", rel, nan, pad_bad,
            same ? "" : " RERUN-DIFFERS", ok ? "ok" : "FAIL");
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(c0); cudaFree(ref); cudaFree(got);
     if (c_mode == 2) cudaFree(c);

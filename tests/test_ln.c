@@ -120,12 +120,10 @@ static void fill_x(th_rng *rng, hk_dtype t, double *x, int64_t n)
     }
 }
 
-static int64_t mask_words(int64_t cols) { return HK_DROPOUT_MASK_WORDS(cols); }
-
 /* The packed mask of keep[rows * cols] (bit c % 32 of word r * words + c / 32). */
 static uint32_t *pack_mask(const uint8_t *keep, int64_t rows, int64_t cols)
 {
-    int64_t words = mask_words(cols);
+    int64_t words = HK_DROPOUT_MASK_WORDS(cols);
     uint32_t *m = th_host(sizeof(uint32_t) * (size_t)(rows * words > 0 ? rows * words : 1));
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < cols; ++j)
@@ -181,7 +179,7 @@ static void run_fwd(const th_ctx *c, const void *param)
     args.dropout_p = l->p;
     args.seed = l->seed;
     args.offset = l->offset;
-    size_t mask_bytes = sizeof(uint32_t) * (size_t)(R * mask_words(C));
+    size_t mask_bytes = sizeof(uint32_t) * (size_t)(R * HK_DROPOUT_MASK_WORDS(C));
     if (l->mask)
         args.dropout_mask = th_dev(c, mask_bytes); /* poisoned: every word must be written */
 
@@ -228,10 +226,10 @@ static void run_fwd(const th_ctx *c, const void *param)
         uint32_t *want = pack_mask(keep, R, C), *got = th_host(mask_bytes);
         th_download(c, got, args.dropout_mask, mask_bytes);
         int64_t bad = 0;
-        for (int64_t w = 0; w < R * mask_words(C); ++w)
+        for (int64_t w = 0; w < R * HK_DROPOUT_MASK_WORDS(C); ++w)
             if (got[w] != want[w] && bad++ < 5)
-                th_log("dropout_mask word %" PRId64 " (row %" PRId64 "): 0x%08x, want 0x%08x", w, w / mask_words(C),
-                       got[w], want[w]);
+                th_log("dropout_mask word %" PRId64 " (row %" PRId64 "): 0x%08x, want 0x%08x", w,
+                       w / HK_DROPOUT_MASK_WORDS(C), got[w], want[w]);
         if (bad) {
             th_log("dropout_mask: %" PRId64 " words differ", bad);
             ok = false;
@@ -315,7 +313,7 @@ static void run_bwd(const th_ctx *c, const void *param)
     else
         orc_dropout_mask(l->seed, l->offset, l->p, n, keep);
     if (l->mask) {
-        size_t mask_bytes = sizeof(uint32_t) * (size_t)(R * mask_words(C));
+        size_t mask_bytes = sizeof(uint32_t) * (size_t)(R * HK_DROPOUT_MASK_WORDS(C));
         uint32_t *dm = th_dev(c, mask_bytes);
         th_upload(c, dm, pack_mask(keep, R, C), mask_bytes);
         args.dropout_mask = dm;

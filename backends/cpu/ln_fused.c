@@ -46,7 +46,7 @@ static void hk_apply_dropout(float *v, int64_t n, int64_t r, const hk_cpu_dropou
         const uint64_t i = first + (uint64_t)c;
         if (!in && (c == 0 || (i & 3) == 0))
             w = hk_dropout_words(d->seed, d->offset, i >> 2);
-        const bool keep = in ? (in[c >> 5] >> (c & 31)) & 1u : w.w[i & 3] >= d->threshold;
+        const bool keep = in ? hk_dropout_mask_kept(in, c) : w.w[i & 3] >= d->threshold;
         if (out && keep)
             out[c >> 5] |= 1u << (c & 31);
         v[c] = keep ? v[c] * d->scale : 0.0f;

@@ -58,11 +58,6 @@ static int hk_gemm_forced_shape(int32_t *split)
     return -1;
 }
 
-static bool hk_gemm_tma_ok(const void *p, int64_t ld, size_t esize)
-{
-    return hk_aligned16(p) && ((uint64_t)ld * esize) % 16 == 0 && (uint64_t)ld * esize < (1ull << 40);
-}
-
 static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
     (void)ctx;
@@ -89,7 +84,7 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
     }
     if (a->m > 0 && a->n > 0 && a->k > 0) {
         const size_t es = hk_dtype_size(a->a_type);
-        if (!hk_gemm_tma_ok(a->a, a->lda, es) || !hk_gemm_tma_ok(a->b, a->ldb, es)) {
+        if (!hk_gemm_tma_rows_ok(a->a, a->lda, (int64_t)es) || !hk_gemm_tma_rows_ok(a->b, a->ldb, (int64_t)es)) {
             hk_format(why, why_size, "gemm on sm_90a needs a and b 16-byte aligned with lda, ldb multiples of %d elements "
                       "(lda %lld, ldb %lld)", (int)(16 / es), (long long)a->lda, (long long)a->ldb);
             return HK_ERR_UNSUPPORTED;
@@ -148,10 +143,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .n = (int32_t)kn,
         .k = (int32_t)a->k,
         .group_m = HK_GEMM_GROUP_M,
-        /* n * eo a multiple of 16 bytes too: the H200 clips a TMA store's inner dimension only to 16 bytes,
-         * so a ragged n with a padded ldd had the padding up to the next 16 bytes overwritten */
-        .tma_store = !HK_GEMM_REG_STORE(sh->persist, sh->swap) && hk_gemm_tma_ok(a->d, a->ldd, eo) &&
-                     (a->n * (int64_t)eo) % 16 == 0,
+        .tma_store = hk_gemm_tma_store_ok(sh->persist, sh->swap, a->d, a->ldd, a->n, (int64_t)eo),
         .split = split,
         .d = a->d,
         .c = a->c,
@@ -165,12 +157,9 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     if (p.tma_store) {
         const int out_type = a->d_type == HK_DTYPE_BF16 ? HK_CU_TMAP_BFLOAT16
                              : a->d_type == HK_DTYPE_F32 ? HK_CU_TMAP_FLOAT32 : HK_CU_TMAP_FLOAT16;
-        if ((st = hk_cuda_tensor_map_2d(&map_d, out_type, a->d, a->n, a->m, a->ldd * eo, 128 / (uint32_t)eo,
-                                        HK_GEMM_EPI_ROWS)))
+        const uint32_t chunk = 128 / (uint32_t)eo, tail = (uint32_t)HK_GEMM_TAIL(sh->bn, sh->swap, (int)eo);
+        if ((st = hk_cuda_tensor_map_2d(&map_d, out_type, a->d, a->n, a->m, a->ldd * eo, chunk, HK_GEMM_EPI_ROWS)))
             return st;
-        /* the tile's columns past its last whole 128-byte chunk: a box of just their width (a multiple of 8
-         * columns, so of 16 bytes); swapped: D's rows past the tile's last whole 64, a box of just that many */
-        const uint32_t chunk = 128 / (uint32_t)eo, tail = (uint32_t)sh->bn % (sh->swap ? HK_GEMM_EPI_ROWS : chunk);
         map_t = map_d;
         if (tail && (st = hk_cuda_tensor_map_2d(&map_t, out_type, a->d, a->n, a->m, a->ldd * eo, sh->swap ? chunk : tail,
                                                 sh->swap ? tail : HK_GEMM_EPI_ROWS)))

@@ -6,7 +6,6 @@
 
 #include "hopper/ln_fused.h"
 
-
 typedef struct hk_ln_config {
     int tpr, nv;
     int min_blocks, stages; /* the backward's resident blocks per SM and staged rows (0: prefetch form) */
@@ -26,6 +25,7 @@ static const hk_ln_config hk_ln_fwd_f32[] = {HK_LN_FWD_CONFIGS_4BYTE(HK_FWD_ENTR
 static const hk_ln_config hk_ln_bwd_bf16[] = {HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_ENTRY_bf16)};
 static const hk_ln_config hk_ln_bwd_f16[] = {HK_LN_BWD_CONFIGS_2BYTE(HK_BWD_ENTRY_f16)};
 static const hk_ln_config hk_ln_bwd_f32[] = {HK_LN_BWD_CONFIGS_4BYTE(HK_BWD_ENTRY_f32)};
+
 #define HK_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 typedef struct hk_ln_table {

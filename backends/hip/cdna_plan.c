@@ -14,7 +14,6 @@ static const char *type_name(hk_dtype t, char *why, size_t why_size)
     return name;
 }
 
-
 /* ---------------------------------------------------------------- rotary */
 
 int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why, size_t why_size)

@@ -56,4 +56,7 @@ HK_PHILOX_FN int hk_dropout_keep(uint64_t seed, uint64_t offset, uint64_t index,
     return r.w[index & 3] >= threshold;
 }
 
+/* Element c of one row of hk.h's packed dropout_mask (bit c % 32 of word c / 32): kept? */
+HK_PHILOX_FN int hk_dropout_mask_kept(const uint32_t *row, int64_t c) { return (row[c >> 5] >> (c & 31)) & 1u; }
+
 #endif

@@ -92,12 +92,41 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
     }
 }
 
-/* Same result through shared memory and TMA stores: per 128-byte-wide column chunk, every thread writes
- * its pairs into a swizzled staging buffer (conflict-free), then one thread stores the box; TMA clips
- * it to m x n. Buffers alternate so writing one chunk overlaps the store of the one before. Registers
- * [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168, 208) are one more box of
- * exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box
- * would overwrite the next tile (from registers they cost 5-10%: bench/NOTES.md run 11). */
+/* The staging protocol of both TMA epilogues: the warpgroup's result leaves in pieces of at most 64 rows x 128
+ * bytes through its two 8 KiB buffers in turn. Every thread writes its part of piece j with fill(buf, j), then
+ * one thread stores the box with store(buf, j); a buffer is refilled only once its previous store has read
+ * it, so writing one piece overlaps the store of the one before. Pieces with skip(j) are not written. */
+template <int Pieces, class Skip, class Fill, class Store>
+__device__ __forceinline__ void gemm_staged_stores(uint8_t *stage, int slab, Skip skip, Fill fill, Store store)
+{
+    const bool leader = thread() % 128 == 0;
+    if (leader) tma_store_wait_read<0>(); /* the previous tile's stores have left the buffers */
+    named_barrier_sync(1 + slab, 128);
+    int issued = 0;
+#pragma unroll
+    for (int j = 0; j < Pieces; ++j) {
+        if (skip(j)) continue;
+        uint8_t *buf = stage + (issued % 2) * (64 * 128);
+        if (issued >= 2) {
+            if (leader) tma_store_wait_read<1>();
+            named_barrier_sync(1 + slab, 128);
+        }
+        fill(buf, j);
+        fence_proxy_async();
+        named_barrier_sync(1 + slab, 128);
+        if (leader) {
+            store(buf, j);
+            tma_store_commit();
+        }
+        ++issued;
+    }
+}
+
+/* Same result as gemm_epilogue through TMA stores, a piece per 128-byte-wide column chunk, staged swizzled
+ * (conflict-free); TMA clips each box to m x n (exactly, because the host picks TMA stores only when n fills
+ * whole 16-byte groups). Registers [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168,
+ * 208) are one more box of exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes),
+ * since a whole-chunk box would overwrite the next tile (from registers they cost 5-10%: bench/NOTES.md run 11). */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
@@ -106,51 +135,37 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
     using acc_t = accum_64xN<BN>;
     constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2, tail = BN - chunks * cols;
     const int ln = lane(), wp = warp() % 4;
-    const bool leader = thread() % 128 == 0;
     const TO *c = static_cast<const TO *>(p.c);
     const bool use_c = p.beta != 0.f;
-    if (leader) tma_store_wait_read<0>(); /* the previous tile's stores have left the buffers */
-    named_barrier_sync(1 + slab, 128);
-    int issued = 0;
+    gemm_staged_stores<chunks + (tail ? 1 : 0)>(
+        stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; },
+        [&](uint8_t *buf, int j) {
+            const bool last = j == chunks; /* the tail box */
 #pragma unroll
-    for (int j = 0; j < chunks + (tail ? 1 : 0); ++j) {
-        const bool last = j == chunks; /* the tail box */
-        if (j * regs < r0 || j * regs >= r1) continue;
-        uint8_t *buf = stage + (issued % 2) * (64 * 128);
-        if (issued >= 2) {
-            if (leader) tma_store_wait_read<1>();
-            named_barrier_sync(1 + slab, 128);
-        }
-#pragma unroll
-        for (int i = 0; i < (last ? tail / 2 : regs); i += 2) {
-            const int r = j * regs + i;
-            const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
-            float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
-            if (use_c) {
-                const int row = row0 + lr, col = col0 + j * cols + lc;
-                if (row < p.m && col < p.n) {
-                    const TO *cp = c + row * p.ldc + col;
-                    x += p.beta * load_as_float(cp);
-                    if (col + 1 < p.n) y += p.beta * load_as_float(cp + 1);
+            for (int i = 0; i < (last ? tail / 2 : regs); i += 2) {
+                const int r = j * regs + i;
+                const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
+                float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
+                if (use_c) {
+                    const int row = row0 + lr, col = col0 + j * cols + lc;
+                    if (row < p.m && col < p.n) {
+                        const TO *cp = c + row * p.ldc + col;
+                        x += p.beta * load_as_float(cp);
+                        if (col + 1 < p.n) y += p.beta * load_as_float(cp + 1);
+                    }
                 }
+                const uint32_t off =
+                    last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
+                store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
             }
-            const uint32_t off = last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
-            store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
-        }
-        fence_proxy_async();
-        named_barrier_sync(1 + slab, 128);
-        if (leader) {
-            tma_store_2d(last ? map_t : map_d, buf, col0 + j * cols, row0);
-            tma_store_commit();
-        }
-        ++issued;
-    }
+        },
+        [&](uint8_t *buf, int j) { tma_store_2d(j == chunks ? map_t : map_d, buf, col0 + j * cols, row0); });
 }
 
 /* The swapped shapes' TMA epilogue: the warpgroup's 64 x BN block of D^T is D's BN rows x 64 columns from
  * (col0, row0). Each piece (64 of D's rows, 128 bytes of its columns) is staged transposed: a register pair
  * (two of D's rows) becomes two 2- or 4-byte stores, conflict-free in the swizzled buffer. D rows past the
- * tile's last whole 64 go through map_t, whose box has just that many rows. Same buffer protocol as above. */
+ * tile's last whole 64 go through map_t, whose box has just that many rows. */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                     const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0)
@@ -158,41 +173,32 @@ __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const g
     using acc_t = accum_64xN<BN>;
     constexpr int span = 128 / sizeof(TO), halves = 64 / span, pieces = (BN + 63) / 64 * halves;
     const int ln = lane(), wp = warp() % 4;
-    const bool leader = thread() % 128 == 0;
     const TO *c = static_cast<const TO *>(p.c);
     const bool use_c = p.beta != 0.f;
-    if (leader) tma_store_wait_read<0>();
-    named_barrier_sync(1 + slab, 128);
+    gemm_staged_stores<pieces>(
+        stage, slab, [](int) { return false; },
+        [&](uint8_t *buf, int j) {
+            const int chunk = j / halves, half = j % halves; /* D rows 64 chunk.., D columns span half.. */
 #pragma unroll
-    for (int j = 0; j < pieces; ++j) {
-        const int chunk = j / halves, half = j % halves; /* D rows 64 chunk.., D columns span half.. */
-        uint8_t *buf = stage + (j % 2) * (64 * 128);
-        if (j >= 2) {
-            if (leader) tma_store_wait_read<1>();
-            named_barrier_sync(1 + slab, 128);
-        }
-#pragma unroll
-        for (int r = 0; r < acc_t::regs; r += 2) {
-            /* registers 32 chunk.. hold D rows 64 chunk..; a warp's 16 D^T rows lie in one half */
-            const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - chunk * 64;
-            if (r / 32 != chunk || lr / span != half) continue;
-            float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
-            const int row = row0 + lr, col = col0 + chunk * 64 + lc;
-            if (use_c && row < p.m && col < p.n) {
-                x += p.beta * load_as_float(c + gemm_at<true>(row, col, p.ldc));
-                if (col + 1 < p.n) y += p.beta * load_as_float(c + gemm_at<true>(row, col + 1, p.ldc));
+            for (int r = 0; r < acc_t::regs; r += 2) {
+                /* registers 32 chunk.. hold D rows 64 chunk..; a warp's 16 D^T rows lie in one half */
+                const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - chunk * 64;
+                if (r / 32 != chunk || lr / span != half) continue;
+                float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
+                const int row = row0 + lr, col = col0 + chunk * 64 + lc;
+                if (use_c && row < p.m && col < p.n) {
+                    x += p.beta * load_as_float(c + gemm_at<true>(row, col, p.ldc));
+                    if (col + 1 < p.n) y += p.beta * load_as_float(c + gemm_at<true>(row, col + 1, p.ldc));
+                }
+                const int byte = (lr - half * span) * (int)sizeof(TO);
+                store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc, byte)), x);
+                store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc + 1, byte)), y);
             }
-            const int byte = (lr - half * span) * (int)sizeof(TO);
-            store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc, byte)), x);
-            store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc + 1, byte)), y);
-        }
-        fence_proxy_async();
-        named_barrier_sync(1 + slab, 128);
-        if (leader) {
-            tma_store_2d(chunk * 64 + 64 <= BN ? map_d : map_t, buf, row0 + half * span, col0 + chunk * 64);
-            tma_store_commit();
-        }
-    }
+        },
+        [&](uint8_t *buf, int j) {
+            const int chunk = j / halves;
+            tma_store_2d(chunk * 64 + 64 <= BN ? map_d : map_t, buf, row0 + j % halves * span, col0 + chunk * 64);
+        });
 }
 
 /* Adds the peer CTA's partial accumulator to this CTA's column slice [r0, r1) of a split-K tile. Every CTA
@@ -280,7 +286,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             tma_prefetch_map(map_a);
             tma_prefetch_map(map_b);
             if (p.tma_store) tma_prefetch_map(map_d);
-            if (p.tma_store && (S::swap ? bn % 64 : bn % (128 / sizeof(TO))) != 0) tma_prefetch_map(map_t);
+            if (p.tma_store && HK_GEMM_TAIL(bn, S::swap, (int)sizeof(TO)) != 0) tma_prefetch_map(map_t);
             int s = 0;
             uint32_t phase = 0;
             for (int t = first; t < count; t += step) {

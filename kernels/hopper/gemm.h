@@ -125,6 +125,24 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
 #define HK_GEMM_REG_STORE(persist, swap) ((swap) && !(persist))
 #define HK_GEMM_SHARED_BYTES(bm, bn, stages, reg_store)                                                          \
     ((stages) * ((bm) + (bn)) * 128 + ((reg_store) ? 0 : (bm) / 64 * 16384) + 1024)
+/* The tail that map_t stores, 0 for none: the tile's columns past its last whole 128-byte chunk (a box of that
+ * width x HK_GEMM_EPI_ROWS rows); swapped shapes: D's rows past the tile's last whole 64 (that many rows x 128
+ * bytes). */
+#define HK_GEMM_TAIL(bn, swap, esize) ((swap) ? (bn) % HK_GEMM_EPI_ROWS : (bn) % (128 / (esize)))
+
+/* TMA can address rows at p, ld elements of esize bytes apart: 16-byte aligned base and pitch, pitch < 2^40. */
+static inline int hk_gemm_tma_rows_ok(const void *p, int64_t ld, int64_t esize)
+{
+    return ((uintptr_t)p & 15u) == 0 && (ld * esize) % 16 == 0 && (uint64_t)(ld * esize) < (1ull << 40);
+}
+
+/* D leaves through TMA stores (params.tma_store): the shape stages D, its rows are TMA-addressable, and n is a
+ * whole number of 16-byte groups (the H200 clips a store box's inner dimension only to 16 bytes, so a ragged n
+ * would overwrite a padded ldd's padding: bench/NOTES.md GEMM run 12). */
+static inline int hk_gemm_tma_store_ok(int persist, int swap, const void *d, int64_t ldd, int64_t n, int64_t esize)
+{
+    return !HK_GEMM_REG_STORE(persist, swap) && hk_gemm_tma_rows_ok(d, ldd, esize) && (n * esize) % 16 == 0;
+}
 
 typedef struct hk_gemm_params {
     int32_t m, n, k;   /* the kernel's problem: with swapped operands m and n are the caller's n and m */

@@ -60,9 +60,6 @@ template <int N> HK_DEV void dropout(float (&v)[N], uint32_t bits, float scale)
         v[j] = (bits >> j) & 1u ? v[j] * scale : 0.0f;
 }
 
-// Bit c % 32 of a row's mask word c / 32: element c kept (hk.h's packed dropout_mask).
-HK_DEV bool mask_bit(const uint32_t *row_mask, int64_t c) { return (row_mask[c >> 5] >> (c & 31)) & 1u; }
-
 // V parameters (gamma or beta) from column col: fp32 or the activation type T.
 template <typename T, int V> HK_DEV void load_params(const void *p, int64_t col, bool f32, float (&out)[V])
 {
@@ -632,7 +629,7 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
             if (p.dresidual)
                 static_cast<T *>(p.dresidual)[row * p.dresidual_stride + c] = from_float<T>(dz);
             if (p.dropout) {
-                const bool keep = p.dropout_mask ? mask_bit(p.dropout_mask + row * p.mask_words, c)
+                const bool keep = p.dropout_mask ? hk_dropout_mask_kept(p.dropout_mask + row * p.mask_words, c)
                                                  : hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c),
                                                                    p.dropout_threshold);
                 dz = keep ? dz * p.dropout_scale : 0.0f;

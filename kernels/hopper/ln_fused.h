@@ -28,8 +28,7 @@
 #define HK_LN_MIN_BLOCK 256
 /* The staged form's stages (the current row and the ones in flight) are HK_LN_BWD_STAGE_BYTES(block, nv, loads)
  * each (loads: 2 vectors per element, 3 with dz_extra; plus mean, rstd and a mask word per vector and thread);
- * the kernel waits with
- * cp.async.wait_group, so at most 4. */
+ * the kernel waits with cp.async.wait_group, so at most 4. */
 #define HK_LN_BWD_MAX_STAGES 4
 #define HK_LN_BWD_STAGE_BYTES(block, nv, loads) ((block) * ((loads) * (nv) * 16 + 8 + (nv) * 4))
 
