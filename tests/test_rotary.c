@@ -54,6 +54,9 @@ static const rot_case cases[] = {
     /* many tiles per persistent CTA: every shared-memory stage is reused several times */
     {"many_tiles_f16_interleaved", TH_GPU, F16, 8, 8192, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0},
     {"many_tiles_in_place", TH_GPU, BF, 1, 65536, 4, 64, 64, 0, 1, 1, 0, 1, 0, 0},
+    /* lane-mapped kernel with 32 lanes per head; a batch past its grid (z <= 65535) takes the chunk kernel */
+    {"half_d256_heads_3_position_ids", TH_ALL, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0},
+    {"batch_70000_past_the_row_grid", TH_GPU, BF, 70000, 1, 2, 64, 64, 0, 0, 0, 5, 0, 0, 0},
 };
 
 static th_tensor layout(const rot_case *r, int64_t pad, int64_t row_pad, int64_t stride[3])

@@ -3,6 +3,7 @@
  * rotated HALF-style with narrow enough heads take the lane-mapped vector kernel. */
 #include "ops.h"
 
+
 #include "hopper/rotary.h"
 
 /* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */
@@ -12,8 +13,8 @@ static const char *const hk_rotary_kernels[3][2][2] = {
     {{"hk_rotary_f32_half_v", "hk_rotary_f32_half_s"}, {"hk_rotary_f32_inter_v", "hk_rotary_f32_inter_s"}},
 };
 
-static const char *const hk_rotary_lane_kernels[3] = {"hk_rotary_bf16_half_lanes", "hk_rotary_f16_half_lanes",
-                                                     "hk_rotary_f32_half_lanes"};
+static const char *const hk_rotary_row_kernels[3] = {"hk_rotary_bf16_half_rows", "hk_rotary_f16_half_rows",
+                                                    "hk_rotary_f32_half_rows"};
 
 static int hk_rotary_dtype_index(hk_dtype dtype)
 {
@@ -73,24 +74,24 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
     if (p.chunks + p.copy_chunks == 0)
         return HK_OK; /* rotary_dim == 0 in place: nothing changes */
     /* Whole heads rotated HALF-style, a head's 16-byte chunks dividing a warp: the lane-mapped kernel, whose
-     * warp loads are contiguous (1-1.5 points of copy bandwidth faster on the H200, bench/NOTES.md run 18). */
+     * warp loads are contiguous (3-4 points of copy bandwidth over the chunk kernel on the H200, bench/NOTES.md
+     * runs 18 and 27-29), while its grid (row blocks x seqlen, 1, batch) fits. */
     const int64_t lanes_per_head = 2 * p.chunks;
-    const bool lanes = vector && a->style == HK_ROTARY_HALF && p.copy_chunks == 0 && a->rotary_dim == a->head_dim &&
-                       lanes_per_head <= 32 && 32 % lanes_per_head == 0;
-    const char *kernel;
-    if (lanes) {
-        const int64_t heads_per_warp = 32 / lanes_per_head * HK_ROTARY_LANE_ROWS;
-        const int64_t token_warps = (a->heads + heads_per_warp - 1) / heads_per_warp;
-        if (tokens * token_warps > UINT32_MAX)
-            return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld tokens x %lld warps exceed the grid limit",
-                           (long long)tokens, (long long)token_warps);
-        p.token_warps = (int32_t)token_warps;
-        p.units = tokens * token_warps * 32;
-        kernel = hk_rotary_lane_kernels[hk_rotary_dtype_index(a->dtype)];
-    } else {
-        p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
-        kernel = hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
+    const int64_t row_vectors = HK_ROTARY_ROW_BLOCK * HK_ROTARY_ROW_VECTORS;
+    const int64_t row_blocks = (a->heads * lanes_per_head + row_vectors - 1) / row_vectors;
+    if (vector && a->style == HK_ROTARY_HALF && p.copy_chunks == 0 && a->rotary_dim == a->head_dim &&
+        lanes_per_head <= 32 && 32 % lanes_per_head == 0 && row_blocks * a->seqlen <= INT32_MAX &&
+        a->batch <= 65535) {
+        p.row_blocks = (int32_t)row_blocks;
+        const unsigned grid[3] = {(unsigned)(row_blocks * a->seqlen), 1, (unsigned)a->batch},
+                       block[3] = {HK_ROTARY_ROW_BLOCK, 1, 1};
+        void *params[] = {&p};
+        return hk_gpu_launch(ctx, hk_rotary_row_kernels[hk_rotary_dtype_index(a->dtype)], grid, block, 0, a->stream,
+                             params);
     }
+    p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
+    const char *kernel =
+        hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
     const int64_t blocks = (p.units + HK_ROTARY_BLOCK - 1) / HK_ROTARY_BLOCK;
     if (blocks > INT32_MAX)
         return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld thread blocks exceed the grid limit", (long long)blocks);

@@ -2,7 +2,7 @@
 // (16 bytes of each operand) for HK_ROTARY_HEADS_PER_THREAD heads of one token: it issues every load of its
 // heads before the first use (many 16-byte loads in flight), loads the chunk's cos/sin once for all its
 // heads, and computes in fp32. x and out stream through with evict-first hints; the tables stay in L1/L2.
-// Whole-head HALF rotations with narrow heads take a lane-mapped kernel instead (rotary_lanes below).
+// Whole-head HALF rotations with narrow heads take a lane-mapped kernel instead (rotary_rows below).
 #include "hopper/rotary.h"
 #include "tiles/common/tiles.hpp"
 #include "tiles/hopper/memory.cuh"
@@ -150,22 +150,19 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 }
 
 // HALF rotation of whole heads (rotary_dim = head_dim, 2 * chunks lanes per head dividing 32) with the lanes
-// along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads) instead of
-// four 128-byte pieces 1 KiB apart, and a lane takes its pair partner's chunk (the head's other half) from the
-// partner lane with shuffles. A warp does HK_ROTARY_LANE_ROWS such loads (heads hpi apart) of one token.
-template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
+// along the features: a warp's load covers 32 consecutive 16-byte chunks (32 / (2 * chunks) heads), and a lane
+// takes its pair partner's chunk (the head's other half) from the partner lane with shuffles. Small blocks of
+// HK_ROTARY_ROW_VECTORS loads per thread over one token's row at high occupancy: the grid is (row blocks x
+// seqlen, 1, batch), so a block finds its token with one uniform division and its heads with shifts.
+template <typename T, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
 {
-    constexpr int R = HK_ROTARY_LANE_ROWS, W = 16 / 4; // 32-bit words per vector
-    const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (thread - lane() >= p.units)
-        return; // whole warps
-    const int lph = 2 * p.chunks, hpi = kWarpLanes / lph, ln = lane();
-    const int c = ln % lph;
+    constexpr int R = HK_ROTARY_ROW_VECTORS, W = 16 / 4; // 32-bit words per vector
+    const uint32_t t = blockIdx.x / (uint32_t)p.row_blocks, block_in_row = blockIdx.x - t * (uint32_t)p.row_blocks;
+    const int64_t b = blockIdx.z;
+    const int lanes_per_head = 2 * p.chunks, ln = lane();
+    const int c = ln & (lanes_per_head - 1);
     const bool first = c < p.chunks;
-    const int partner = first ? ln + p.chunks : ln - p.chunks;
-    const uint32_t gw = (uint32_t)(thread / kWarpLanes), token = gw / (uint32_t)p.token_warps;
-    const uint32_t hb = gw - token * (uint32_t)p.token_warps;
-    const uint32_t b = token / (uint32_t)p.seqlen, t = token - b * (uint32_t)p.seqlen;
+    const int partner = ln ^ p.chunks;
     float cs[V], sn[V];
     load_angles(p, b, t, first ? c : c - p.chunks, cs, sn);
 #pragma unroll
@@ -173,11 +170,13 @@ template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
         sn[i] = first ? -p.sign * sn[i] : p.sign * sn[i];
     const T *x = static_cast<const T *>(p.x) + b * p.x_stride[0] + t * p.x_stride[1] + c * V;
     T *out = static_cast<T *>(p.out) + b * p.out_stride[0] + t * p.out_stride[1] + c * V;
-    const int h0 = (int)hb * hpi * R + ln / lph;
+    const int shift = __ffs(lanes_per_head) - 1;
+    const int h0 = (int)((block_in_row * R * HK_ROTARY_ROW_BLOCK + threadIdx.x) >> shift);
+    constexpr int step_lanes = HK_ROTARY_ROW_BLOCK; // heads between a thread's loads: block width / lanes per head
     vec<T, V> a[R];
 #pragma unroll
     for (int j = 0; j < R; ++j) {
-        const int h = h0 + j * hpi;
+        const int h = h0 + ((j * step_lanes) >> shift);
         a[j] = h < p.heads ? load_vec<V>(x + h * p.x_stride[2], cache_stream{}) : vec<T, V>{};
     }
 #pragma unroll
@@ -193,7 +192,7 @@ template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
 #pragma unroll
         for (int i = 0; i < V; ++i)
             fa[i] = fa[i] * cs[i] + fo[i] * sn[i];
-        const int h = h0 + j * hpi;
+        const int h = h0 + ((j * step_lanes) >> shift);
         if (h < p.heads)
             store_vec(out + h * p.out_stride[2], pack<T>(fa), cache_stream{});
     }
@@ -201,19 +200,16 @@ template <typename T, int V> HK_DEV void rotary_lanes(const hk_rotary_params &p)
 
 } // namespace
 
-// Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s|lanes>: v = 16-byte vectors, s = scalar (any alignment),
-// lanes = the lane-mapped HALF kernel for whole heads.
+// Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s|rows>: v = 16-byte vectors, s = scalar (any alignment),
+// rows = the HALF kernel for whole heads.
 #define HK_ROTARY_KERNELS(T, NAME, V)                                                                          \
     HK_KERNEL(hk_rotary_##NAME##_half_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, false>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_inter_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, true>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_half_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, false>(p); }       \
     HK_KERNEL(hk_rotary_##NAME##_inter_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, true>(p); }      \
-    extern "C" __global__ void __launch_bounds__(HK_ROTARY_BLOCK, HK_ROTARY_LANE_BLOCKS)                    \
-        hk_rotary_##NAME##_half_lanes(const hk_rotary_params p)                                                 \
-    {                                                                                                          \
-        rotary_lanes<T, V>(p);                                                                                 \
-    }
+    HK_KERNEL(hk_rotary_##NAME##_half_rows, hk_rotary_params, HK_ROTARY_ROW_BLOCK) { rotary_rows<T, V>(p); }
 
 HK_ROTARY_KERNELS(bf16, bf16, 8)
 HK_ROTARY_KERNELS(f16, f16, 8)
 HK_ROTARY_KERNELS(float, f32, 4)
+

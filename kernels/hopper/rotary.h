@@ -10,11 +10,10 @@
  * HK_ROTARY_HEADS_PER_THREAD heads of one token, so the cos/sin chunk is loaded once for all of them. */
 #define HK_ROTARY_HEADS_PER_THREAD 4
 #define HK_ROTARY_BLOCK 256
-/* The lane-mapped HALF kernel (rotary_dim = head_dim): loads per thread, heads 32 / (lanes per head) apart,
- * built for 3 resident blocks: with that register budget (62) ptxas issues every load first; the
- * unconstrained build (56 registers) ran 4 points slower on the H200 (bench/NOTES.md runs 18-20). */
-#define HK_ROTARY_LANE_ROWS 4
-#define HK_ROTARY_LANE_BLOCKS 3
+/* The lane-mapped HALF kernel (rotary_dim = head_dim): blocks of 64 threads with 2 loads each, within one
+ * token's row; small blocks at ~21 per SM beat 256-thread ones (bench/NOTES.md, rotary runs 27-29). */
+#define HK_ROTARY_ROW_BLOCK 64
+#define HK_ROTARY_ROW_VECTORS 2
 
 typedef struct hk_rotary_params {
     const void *x;
@@ -24,14 +23,13 @@ typedef struct hk_rotary_params {
     int64_t x_stride[3], out_stride[3]; /* batch, seq, head; elements */
     int64_t seqlen, heads;
     int64_t table_positions, position_offset;
-    int64_t units;       /* threads with work: tokens * head_groups * (chunks + copy_chunks), one per unit;
-                            the lane-mapped kernel: tokens * token_warps * 32 */
+    int64_t units;       /* threads with work: tokens * head_groups * (chunks + copy_chunks), one per unit */
     int32_t half;        /* rotary_dim / 2 */
     int32_t rotary_dim;
     int32_t chunks;      /* rotated chunks of V pairs per head */
     int32_t copy_chunks; /* pass-through chunks of V features per head (0 in place) */
     int32_t head_groups; /* ceil(heads / HK_ROTARY_HEADS_PER_THREAD) */
-    int32_t token_warps; /* lane-mapped kernel: warps per token */
+    int32_t row_blocks;  /* lane-mapped kernel: blocks per token */
     float sign;          /* -1 rotates by -theta (inverse) */
 } hk_rotary_params;
 
