@@ -1,5 +1,5 @@
-"""GEMM rows for bench/peers.py (libhk vs torch.matmul = cuBLAS, and torch._scaled_mm for fp8), on the same
-random inputs. peers.py registers it with `group('gemm')(gemm_bench.bench_gemm)`; standalone:
+"""GEMM rows (libhk vs torch.matmul = cuBLAS, and torch._scaled_mm for fp8) on the same random inputs, timed
+with bench/peers.py's Bench:
     HK_LIB=build/libhk.so.1 python3 bench/gemm_bench.py [--reps N] [--sweep]
 Contenders of a shape are timed call by call in alternation (the card is power-capped under sustained GEMM).
 --sweep adds libhk under each HK_CUDA_TUNE_GEMM launch shape. Compute-bound: inputs are not rotated (a 4096^3
@@ -7,7 +7,6 @@ GEMM re-reads its 64 MB of operands from L2 either way)."""
 import argparse
 import ctypes
 import os
-import statistics
 import sys
 from ctypes import POINTER, c_float, c_int, c_int64, c_size_t, c_void_p
 
@@ -15,6 +14,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hk  # noqa: E402
+import peers  # noqa: E402  (the shared Bench: timing, rows, checks)
 
 
 class GemmArgs(hk._Args):
@@ -69,38 +69,7 @@ def tunes(m, n, k):
 
 def tuned(run, tune):
     """run() under HK_CUDA_TUNE_GEMM=tune (read by libhk at each call)."""
-    def f(i=0):
-        os.environ['HK_CUDA_TUNE_GEMM'] = tune
-        try:
-            run(i)
-        finally:
-            del os.environ['HK_CUDA_TUNE_GEMM']
-    return f
-
-
-def alternate(b, grp, shape, contenders, flops):
-    """Time contenders [(impl, fn)] in alternation, call by call, so that the card's power and clock state
-    (sustained GEMM on an H200 is power-capped) weighs on each alike; rows as Bench.row writes them."""
-    reps, warmup = b.args.reps, b.args.warmup
-    for i in range(warmup):
-        for _, fn in contenders:
-            fn(i)
-    torch.cuda.synchronize()
-    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-          for _ in contenders]
-    for i in range(reps):
-        for j, (_, fn) in enumerate(contenders):
-            ev[j][i][0].record()
-            fn(warmup + i)
-            ev[j][i][1].record()
-    torch.cuda.synchronize()
-    for j, (impl, _) in enumerate(contenders):
-        t = sorted(s.elapsed_time(e) for s, e in ev[j])
-        ms = statistics.median(t)
-        r = dict(group=grp, shape=shape, impl=impl, ms=ms, p10_ms=t[len(t) // 10], p90_ms=t[-1 - len(t) // 10],
-                 flops=flops, tflops=flops / ms / 1e9)
-        print(f"  {grp:8s} {shape:24s} {impl:18s} {ms * 1e3:9.1f} us  {r['tflops']:.1f} TFLOP/s", flush=True)
-        b.rows.append(r)
+    return peers.with_env(run, 'HK_CUDA_TUNE_GEMM', tune)
 
 
 def bench_gemm(b):
@@ -150,7 +119,7 @@ def bench_gemm(b):
         contenders = [('libhk', run), ('torch.matmul', lambda i: torch.matmul(a, w.T))]
         if b.args.sweep:
             contenders += [('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)]
-        alternate(b, 'gemm', shape + ' bf16', contenders, 2.0 * m * n * k)
+        b.alternate('gemm', shape + ' bf16', contenders, flops=2.0 * m * n * k)
         ref = torch.matmul(a, w.T)
         for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)] if b.args.sweep else []):
             out.fill_(float('nan'))
@@ -170,12 +139,11 @@ def bench_gemm(b):
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
             contenders += [('libhk ' + t, tuned(run, t)) for t in ('p256', 'p144')]
-        alternate(b, 'gemm', shape + ' e4m3', contenders, 2.0 * s ** 3)
+        b.alternate('gemm', shape + ' e4m3', contenders, flops=2.0 * s ** 3)
         del a, w, out
 
 
 def main():
-    import peers  # the shared Bench (timing, rows, checks)
     p = argparse.ArgumentParser()
     p.add_argument('--lib', default=None)
     p.add_argument('--reps', type=int, default=30)

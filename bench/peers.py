@@ -9,7 +9,9 @@ against a float32 reference before timing it.
 
 Adding a row: write a function decorated with @group('name') that takes the Bench and calls
 bench.row(group, shape, impl, fn, bytes=... or flops=...), where fn(i) runs the i-th call (use input set
-i % sets). Rows of one (group, shape) are compared with each other and with the copy ceiling.
+i % sets), or bench.alternate(group, shape, [(impl, fn), ...], bytes=...) to time several contenders call by
+call in alternation (the rotary rows, GEMM). Rows of one (group, shape) are compared with each other and with
+the copy ceiling.
 
 usage: peers.py --lib build/libhk.so --out DIR [--only rotary,ln_fwd] [--reps 100]
 """
@@ -88,6 +90,9 @@ class Bench:
             print(f'  {grp:8s} {shape:24s} {impl:14s} FAILED: {e}', flush=True)
             self.rows.append(dict(group=grp, shape=shape, impl=impl, error=str(e)))
             return
+        self._add_row(grp, shape, impl, ms, p10, p90, bytes, flops)
+
+    def _add_row(self, grp, shape, impl, ms, p10, p90, bytes, flops):
         r = dict(group=grp, shape=shape, impl=impl, ms=ms, p10_ms=p10, p90_ms=p90)
         if bytes is not None:
             r['bytes'] = bytes
@@ -101,6 +106,37 @@ class Bench:
             text = f"{r['tflops']:.1f} TFLOP/s"
         print(f'  {grp:8s} {shape:24s} {impl:14s} {ms * 1e3:9.1f} us  {text}', flush=True)
         self.rows.append(r)
+
+    def alternate(self, grp, shape, contenders, bytes=None, flops=None):
+        """Time contenders [(impl, fn)] call by call in alternation, so that the card's clock, power and memory
+        state weigh on each alike (timed one after the other, the first of a shape read 1-2 points low in the
+        memory-bound rows, and sustained GEMM is power-capped); rows as row() writes them, libhk once per --env
+        value."""
+        todo, env = [], getattr(self.args, 'env', '')
+        for impl, fn in contenders:
+            if getattr(self.args, 'libhk_only', False) and impl.startswith('torch'):
+                continue
+            if impl == 'libhk' and env:
+                name, values = env.split('=', 1)
+                todo += [(f'libhk {v}', with_env(fn, name, v)) for v in values.split(',')]
+            else:
+                todo.append((impl, fn))
+        reps, warmup = self.args.reps, self.args.warmup
+        for i in range(warmup):
+            for _, fn in todo:
+                fn(i)
+        torch.cuda.synchronize()
+        ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+              for _ in todo]
+        for i in range(reps):
+            for j, (_, fn) in enumerate(todo):
+                ev[j][i][0].record()
+                fn(warmup + i)
+                ev[j][i][1].record()
+        torch.cuda.synchronize()
+        for j, (impl, _) in enumerate(todo):
+            t = sorted(s.elapsed_time(e) for s, e in ev[j])
+            self._add_row(grp, shape, impl, statistics.median(t), t[len(t) // 10], t[-1 - len(t) // 10], bytes, flops)
 
     def each_env(self, fn):
         """fn(tag) once per value of --env NAME=v1,v2 with NAME set to it (tag ' v1', ...), else fn('') once."""
@@ -121,6 +157,21 @@ class Bench:
         ok = err <= limit and not math.isnan(err)
         print(f'  check {grp} {shape} {what}: {err:.3e} (limit {limit:.0e}) {"ok" if ok else "FAIL"}', flush=True)
         self.checks.append(dict(group=grp, shape=shape, what=what, err=err, limit=limit, ok=ok))
+
+
+def with_env(fn, name, value):
+    """fn(i) run with environment variable name = value (libhk reads its tuning variables at each call)."""
+    def f(i=0):
+        saved = os.environ.get(name)
+        os.environ[name] = value
+        try:
+            fn(i)
+        finally:
+            if saved is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = saved
+    return f
 
 
 def copy_row(b, grp, shape, srcs, dsts, nbytes):
@@ -199,16 +250,17 @@ def bench_rotary(b):
             b.check('rotary', shape, 'out vs fp32 eager' + tag, rel_err(outs[0], rope_torch(xs[0], cos, sin)), 1e-2)
 
         b.each_env(check_hk)
-        b.row('rotary', shape, 'libhk', run_hk, bytes=nbytes)
-        b.row('rotary', shape, 'torch.compile', lambda i: rope_c(xs[i % sets], cos, sin), bytes=nbytes)
         cos2, sin2 = (torch.cat([t, t], dim=-1).to(torch.bfloat16) for t in (cos, sin))
         if not b.args.libhk_only:
             b.check('rotary', shape, 'torch.compile HF form vs fp32 eager',
                     rel_err(rope_hf_c(xs[0], cos2, sin2), rope_torch(xs[0], cos, sin)), 1e-2)
-        b.row('rotary', shape, 'torch.compile, bf16 [N,D] tables', lambda i: rope_hf_c(xs[i % sets], cos2, sin2),
-              bytes=nbytes)
+        # every contender of the shape in alternation; torch eager (16x slower) on its own
+        b.alternate('rotary', shape, [
+            ('libhk', run_hk),
+            ('torch.compile', lambda i: rope_c(xs[i % sets], cos, sin)),
+            ('torch.compile, bf16 [N,D] tables', lambda i: rope_hf_c(xs[i % sets], cos2, sin2)),
+            ('copy, same bytes', lambda i: outs[i % sets].copy_(xs[i % sets]))], bytes=nbytes)
         b.row('rotary', shape, 'torch eager', lambda i: rope_torch(xs[i % sets], cos, sin), bytes=nbytes)
-        copy_row(b, 'rotary', shape, xs, outs, nbytes)
         del xs, outs, args
         torch.cuda.empty_cache()
 
