@@ -718,6 +718,12 @@ int main(int argc, char **argv)
         snprintf(key, sizeof key, ",%dx%dx%d%s%s%s,", m, n, k, in == E4M3 ? "e4m3" : "", ta ? "t" : "n", tb ? "t" : "n");
         if (rows_only && !strstr((std::string(",") + rows_only + ",").c_str(), key)) return;
         if (getenv("HK_BENCH_DEFAULT_ONLY")) cfgs.clear(); /* the library's choice alone */
+        if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256": these shapes (where built), then the default */
+            cfgs.clear();
+            for (int sh = 0; sh < NSHAPES; ++sh)
+                if (strstr((std::string(",") + only + ",").c_str(), (std::string(",") + all_shapes[sh].name + ",").c_str()))
+                    cfgs.push_back(cfg_t{sh, 1, 8, 0});
+        }
         cfgs.push_back(def(m, n, k, in, ta, tb));
         bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls);
     };
