@@ -84,14 +84,17 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
 }
 
 /* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, epilogue (direct: 0 TMA
- * stores, 1 registers). */
-struct cfg_t { int shape, split, group_m, direct; };
+ * stores, 1 registers), launch (pdl: 1 programmatic dependent launch as backends/cuda/gemm.c, 0 plain, -1
+ * the process default: HK_GEMM_PDL=0 plain, else PDL). */
+struct cfg_t { int shape, split, group_m, direct, pdl = -1; };
+static int pdl_default = 1;
+static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default != 0 : c.pdl != 0; }
 static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
     if (s.cluster == 2) r += " s" + std::to_string(c.split);
-    return r + (c.direct ? " reg" : "");
+    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "");
 }
 
 /* The library's choice (backends/cuda/gemm.c, hk_gemm_launch_shape), repeated here. */
@@ -175,7 +178,24 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     }
     const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
     const int grid = sh.persist ? std::min(tiles, num_sms) : sh.cluster * ((tiles * p.split + sh.cluster - 1) / sh.cluster);
-    k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, mt, p);
+    if (!cfg_pdl(c)) {
+        k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, mt, p);
+        return true;
+    }
+    /* as the library launches: the kernel may start while the stream's previous kernel runs (gemm.cu waits) */
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(grid);
+    lc.blockDim = dim3(HK_GEMM_THREADS(sh.bm));
+    lc.dynamicSmemBytes = sh.smem;
+    lc.stream = st;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    /* an error here (also inside a capture) shows in the caller's cudaGetLastError or the capture's end */
+    const cudaError_t e = cudaLaunchKernelEx(&lc, k, ma, mb, md, mt, p);
+    if (e != cudaSuccess) fprintf(stderr, "cudaLaunchKernelEx %s: %s\n", cfg_name(c).c_str(), cudaGetErrorString(e));
     return true;
 }
 
@@ -371,6 +391,84 @@ static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int
     for (auto &e : ex) if (e) cudaGraphExecDestroy(e);
     return out;
 }
+/* Programmatic dependent launch against real dependencies: `steps` GEMMs in one stream, each reading the
+ * previous one's D as its A (read after write) and writing the buffer the previous one read (write after
+ * read), D = sqrt(3 / k) A op(B) so values stay O(1); the library's shape for (m, n, k). Run plain, with PDL,
+ * and with PDL captured into a graph: all three must give the same bits (the kernels are deterministic), so a
+ * wait placed after any global access would show. D doubles as the next A: n == k, and m == n too when
+ * trans_a. */
+static void chain_check(int m, int n, int k, bool ta, bool tb, int steps)
+{
+    if (n != k || (ta && m != n)) { printf("chain %dx%dx%d: not chainable\n", m, n, k); ++failures; return; }
+    const cfg_t c = default_cfg(m, n, k, ta, BF16, tb);
+    const size_t xe = (size_t)m * k;
+    void *x[2], *w;
+    CK(cudaMalloc(&x[0], xe * 2));
+    CK(cudaMalloc(&x[1], xe * 2));
+    CK(cudaMalloc(&w, (size_t)n * k * 2));
+    fill(w, (int64_t)n * k, BF16, seed_ctr++);
+    const uint32_t xseed = seed_ctr++;
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    std::vector<uint16_t> out[3];
+    bool captured = true;
+    for (int mode = 0; mode < 3; ++mode) { /* plain, PDL, PDL in a graph */
+        fill(x[0], (int64_t)xe, BF16, xseed);
+        CK(cudaMemset(x[1], 0xFF, xe * 2));
+        CK(cudaDeviceSynchronize());
+        cfg_t cm = c;
+        cm.pdl = mode != 0;
+        auto chain = [&] {
+            for (int i = 0; i < steps; ++i) {
+                problem q{m, n, k, BF16, BF16, ta, tb, x[i % 2], w, ta ? m : k, tb ? k : n, nullptr, n, x[(i + 1) % 2], n,
+                          std::sqrt(3.f / k), 0.f};
+                run_hk(q, cm, st);
+            }
+        };
+        if (mode < 2) {
+            chain();
+        } else {
+            cudaGraph_t g = nullptr;
+            cudaGraphExec_t ex = nullptr;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+            chain();
+            const cudaError_t e1 = cudaStreamEndCapture(st, &g);
+            const cudaError_t e2 = e1 == cudaSuccess ? cudaGraphInstantiate(&ex, g, 0) : e1;
+            if (e2 != cudaSuccess) {
+                printf("chain capture failed: %s\n", cudaGetErrorString(e2));
+                cudaGetLastError();
+                captured = false;
+            } else {
+                CK(cudaGraphLaunch(ex, st));
+            }
+            if (ex) cudaGraphExecDestroy(ex);
+            if (g) cudaGraphDestroy(g);
+        }
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(st));
+        out[mode].resize(xe);
+        CK(cudaMemcpy(out[mode].data(), x[steps % 2], xe * 2, cudaMemcpyDeviceToHost));
+    }
+    long nan = 0;
+    double sq = 0;
+    for (uint16_t h : out[0]) {
+        uint32_t u = (uint32_t)h << 16;
+        float v;
+        memcpy(&v, &u, 4);
+        if (std::isnan(v)) ++nan;
+        else sq += (double)v * v;
+    }
+    const double rms = std::sqrt(sq / xe);
+    const bool same_pdl = out[1] == out[0], same_graph = captured && out[2] == out[0];
+    const bool ok = nan == 0 && rms > 0.05 && rms < 20 && same_pdl && same_graph;
+    if (!ok) ++failures;
+    printf("chain %-9s %s%s m=%5d n=%5d k=%5d x%d: rms=%.3f nan=%ld pdl %s graph %s %s\n", cfg_name(c).c_str(),
+           ta ? "t" : "n", tb ? "t" : "n", m, n, k, steps, rms, nan, same_pdl ? "same" : "DIFFERS",
+           !captured ? "NOT-CAPTURED" : same_graph ? "same" : "DIFFERS", ok ? "ok" : "FAIL");
+    CK(cudaStreamDestroy(st));
+    cudaFree(x[0]); cudaFree(x[1]); cudaFree(w);
+}
+
 static cublasLtHandle_t lt;
 static void *lt_ws;
 static const size_t lt_ws_bytes = 64 << 20;
@@ -423,11 +521,16 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     char lay[8];
     snprintf(lay, sizeof lay, "%s %s%s", in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n", tb ? "t" : "n");
     std::vector<cfg_t> built;
-    for (auto c : cfgs) {
-        if (!pick(in, ta, tb, BF16, c.shape)) continue;
-        built.push_back(c);
-        fs.push_back([&q, c](cudaStream_t st) { run_hk(q, c, st); });
-        names.push_back(std::string("hk ") + lay + " " + cfg_name(c));
+    const char *ab = getenv("HK_GEMM_PDL"); /* "ab": every config twice, plain then PDL, timed in alternation */
+    for (auto c0 : cfgs) {
+        if (!pick(in, ta, tb, BF16, c0.shape)) continue;
+        for (int v = 0; v < (ab && !strcmp(ab, "ab") ? 2 : 1); ++v) {
+            cfg_t c = c0;
+            if (ab && !strcmp(ab, "ab")) c.pdl = v;
+            built.push_back(c);
+            fs.push_back([&q, c](cudaStream_t st) { run_hk(q, c, st); });
+            names.push_back(std::string("hk ") + lay + " " + cfg_name(c));
+        }
     }
     cfgs = built;
     const size_t nhk = fs.size();
@@ -500,6 +603,8 @@ int main(int argc, char **argv)
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device %s, %d SMs\n", prop.name, num_sms);
+    const char *pdl_env = getenv("HK_GEMM_PDL"); /* 0: plain launches; 1 (default) PDL; ab: timings both ways */
+    pdl_default = !(pdl_env && !strcmp(pdl_env, "0"));
     if (!strcmp(what, "probe")) return 0;
     profiling = !strcmp(what, "profile");
     const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
@@ -578,6 +683,15 @@ int main(int argc, char **argv)
             check(s[0], s[1], s[2], E4M3, BF16, false, true, 1, 0);
         }
     }
+    if (!bench_only) { /* PDL against real read-after-write and write-after-read dependencies, each route kind */
+        for (int l = 0; l < 4; ++l) chain_check(1536, 1536, 1536, l & 2, l & 1, 20); /* P192 tn/tt.., P144 nt, T144 nn */
+        chain_check(2176, 2176, 2176, true, false, 20);                                 /* tn P192, two rounds */
+        chain_check(512, 512, 512, false, true, 20);                                    /* M64N64 */
+        chain_check(1024, 1024, 1024, false, true, 20);                                 /* M64 */
+        chain_check(256, 2048, 2048, false, true, 20);                                  /* SK2, K split over a cluster */
+        chain_check(16, 4096, 4096, false, true, 20);                                   /* SW16, split 2 */
+        chain_check(48, 2048, 2048, false, false, 20);                                  /* SW64 nn */
+    }
     if (quick) { printf("%d failures\n", failures); return failures != 0; }
 
     cublasHandle_t blas;
@@ -603,6 +717,13 @@ int main(int argc, char **argv)
         char key[64];
         snprintf(key, sizeof key, ",%dx%dx%d%s%s%s,", m, n, k, in == E4M3 ? "e4m3" : "", ta ? "t" : "n", tb ? "t" : "n");
         if (rows_only && !strstr((std::string(",") + rows_only + ",").c_str(), key)) return;
+        if (getenv("HK_BENCH_DEFAULT_ONLY")) cfgs.clear(); /* the library's choice alone */
+        if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256": these shapes (where built), then the default */
+            cfgs.clear();
+            for (int sh = 0; sh < NSHAPES; ++sh)
+                if (strstr((std::string(",") + only + ",").c_str(), (std::string(",") + all_shapes[sh].name + ",").c_str()))
+                    cfgs.push_back(cfg_t{sh, 1, 8, 0});
+        }
         cfgs.push_back(def(m, n, k, in, ta, tb));
         bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls);
     };

@@ -52,8 +52,8 @@ static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
     return hk_fail(HK_ERR_UNSUPPORTED, "kernel %s: no embedded code object for %s holds it", kernel, ctx->arch);
 }
 
-hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
-                        unsigned shared_bytes, void *stream, void **params)
+static hk_status launch_kernel(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
+                               unsigned shared_bytes, void *stream, void **params, bool dependent)
 {
     hk_status st = ctx->gpu->bind(ctx->dev);
     if (st != HK_OK)
@@ -72,5 +72,19 @@ hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid
         return st;
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
         return HK_OK; /* nothing to do; runtimes reject empty grids */
+    if (dependent && ctx->gpu->launch_dependent)
+        return ctx->gpu->launch_dependent(ctx->dev, fn, grid, block, shared_bytes, stream, params);
     return ctx->gpu->launch(ctx->dev, fn, grid, block, shared_bytes, stream, params);
+}
+
+hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
+                        unsigned shared_bytes, void *stream, void **params)
+{
+    return launch_kernel(ctx, kernel, grid, block, shared_bytes, stream, params, false);
+}
+
+hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
+                                  unsigned shared_bytes, void *stream, void **params)
+{
+    return launch_kernel(ctx, kernel, grid, block, shared_bytes, stream, params, true);
 }

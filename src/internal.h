@@ -44,6 +44,11 @@ typedef struct hk_gpu_api {
     hk_status (*set_shared_limit)(void *dev, void *fn, unsigned bytes);
     hk_status (*launch)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                         void *stream, void **params);
+    /* As launch, but the kernel may start before the previous kernel of the stream has finished (CUDA
+     * programmatic dependent launch); it must wait for that kernel itself before touching memory it may
+     * have written. NULL where the runtime has none: hk_gpu_launch_dependent then uses launch. */
+    hk_status (*launch_dependent)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
+                                  unsigned shared_bytes, void *stream, void **params);
     hk_status (*alloc)(void *dev, void **ptr, size_t bytes);
     hk_status (*release)(void *dev, void *ptr);
     hk_status (*copy)(void *dev, void *dst, const void *src, size_t bytes, hk_copy_kind kind);
@@ -109,6 +114,11 @@ struct hk_event {
 /* Launch with cuLaunchKernel-style parameters after binding the device to this thread. */
 HK_INTERNAL hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3],
                                     const unsigned block[3], unsigned shared_bytes, void *stream, void **params);
+/* The same through the api's launch_dependent where it has one: only for kernels that wait for the previous
+ * kernel of the stream (griddepcontrol.wait) before their first access of global memory. */
+HK_INTERNAL hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kernel, const unsigned grid[3],
+                                              const unsigned block[3], unsigned shared_bytes, void *stream,
+                                              void **params);
 
 /* ---------------------------------------------------------------- kernel variants and dispatch
  * Each backend contributes variants; for a call the registry tries, in order, those whose backend matches the

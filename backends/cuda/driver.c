@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,34 @@ enum {
     HK_CU_ATTR_CC_MINOR = 76,
     HK_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED = 8,
     HK_CU_EVENT_DEFAULT = 0,
+    HK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
 };
+
+/* cuLaunchKernelEx's configuration (cuda.h: CUlaunchAttribute is a 4-byte id, padding to 8, then a 64-byte
+ * union whose members include pointers; CUlaunchConfig as below). Only the int value is used. */
+typedef struct hk_cu_launch_attribute {
+    int id;
+    char pad_[4];
+    union {
+        char bytes[64];
+        void *align_;
+        int programmatic_stream_serialization_allowed;
+    } value;
+} hk_cu_launch_attribute;
+typedef struct hk_cu_launch_config {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    CUstream stream;
+    hk_cu_launch_attribute *attrs;
+    unsigned num_attrs;
+} hk_cu_launch_config;
+/* cuda.h 13.0's layout on 64-bit hosts (the only ones with sm_90 drivers) */
+_Static_assert(sizeof(hk_cu_launch_attribute) == 72 && offsetof(hk_cu_launch_attribute, value) == 8,
+               "CUlaunchAttribute: id at 0, value at 8, 72 bytes");
+_Static_assert(sizeof(void *) != 8 || (offsetof(hk_cu_launch_config, stream) == 32 &&
+                                       offsetof(hk_cu_launch_config, attrs) == 40 &&
+                                       offsetof(hk_cu_launch_config, num_attrs) == 48 &&
+                                       sizeof(hk_cu_launch_config) == 56),
+               "CUlaunchConfig: stream at 32, attrs at 40, numAttrs at 48, 56 bytes");
 
 /* Every driver entry point used, with the symbol that carries the current ABI (the _v2 names). */
 #define HK_CU_FUNCTIONS(X)                                                                                    \
@@ -57,10 +85,14 @@ enum {
     X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent))                                          \
     X(cuEventElapsedTime, "cuEventElapsedTime", CUresult, (float *, CUevent, CUevent))                        \
     X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))
+/* Entry points used when present (NULL otherwise): cuLaunchKernelEx since CUDA 12.0. */
+#define HK_CU_OPTIONAL_FUNCTIONS(X)                                                                           \
+    X(cuLaunchKernelEx, "cuLaunchKernelEx", CUresult, (const hk_cu_launch_config *, CUfunction, void **, void **))
 
 typedef struct hk_cuda_driver {
 #define HK_CU_MEMBER(name, symbol, ret, params) ret(*name) params;
     HK_CU_FUNCTIONS(HK_CU_MEMBER)
+    HK_CU_OPTIONAL_FUNCTIONS(HK_CU_MEMBER)
 #undef HK_CU_MEMBER
 } hk_cuda_driver;
 
@@ -69,6 +101,9 @@ static hk_cuda_driver cu;
 static hk_status load_status = HK_ERR_NO_DEVICE;
 static char load_why[256];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/* Programmatic dependent launch for the kernels that ask for it: the driver has cuLaunchKernelEx and the
+ * environment does not say HK_CUDA_PDL=0 (read once, at load; for A/B timing). */
+static bool pdl_enabled;
 
 typedef struct hk_cuda_device {
     CUdevice device;
@@ -91,6 +126,11 @@ static void load_driver(void)
     }
     HK_CU_FUNCTIONS(HK_CU_LOAD)
 #undef HK_CU_LOAD
+#define HK_CU_LOAD_OPTIONAL(name, symbol, ret, params) *(void **)&cu.name = dlsym(lib, symbol);
+    HK_CU_OPTIONAL_FUNCTIONS(HK_CU_LOAD_OPTIONAL)
+#undef HK_CU_LOAD_OPTIONAL
+    const char *pdl = getenv("HK_CUDA_PDL");
+    pdl_enabled = cu.cuLaunchKernelEx != NULL && !(pdl && strcmp(pdl, "0") == 0);
     CUresult r = cu.cuInit(0);
     if (r != 0) {
         hk_format(load_why, sizeof load_why, "cuInit returned %d%s", r,
@@ -233,6 +273,34 @@ static hk_status cuda_launch(void *dev, void *fn, const unsigned grid[3], const 
     return HK_OK;
 }
 
+/* With the programmatic stream-serialization attribute the grid may start while the previous kernel of the
+ * stream still runs (that kernel's CTAs let it, with griddepcontrol.launch_dependents, or exit); the kernel's
+ * griddepcontrol.wait then waits for it. Plain cuLaunchKernel where the driver lacks cuLaunchKernelEx. */
+static hk_status cuda_launch_dependent(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
+                                       unsigned shared_bytes, void *stream, void **params)
+{
+    if (!pdl_enabled)
+        return cuda_launch(dev, fn, grid, block, shared_bytes, stream, params);
+    hk_cu_launch_attribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = HK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmatic_stream_serialization_allowed = 1;
+    const hk_cu_launch_config config = {
+        .grid_x = grid[0],
+        .grid_y = grid[1],
+        .grid_z = grid[2],
+        .block_x = block[0],
+        .block_y = block[1],
+        .block_z = block[2],
+        .shared_bytes = shared_bytes,
+        .stream = stream,
+        .attrs = &attr,
+        .num_attrs = 1,
+    };
+    HK_CU_CHECK(cu.cuLaunchKernelEx(&config, fn, params, NULL), "cuLaunchKernelEx");
+    return HK_OK;
+}
+
 static hk_status cuda_alloc(void *dev, void **ptr, size_t bytes)
 {
     (void)dev;
@@ -345,6 +413,7 @@ static const hk_gpu_api hk_cuda = {
     .function = cuda_function,
     .set_shared_limit = cuda_set_shared_limit,
     .launch = cuda_launch,
+    .launch_dependent = cuda_launch_dependent,
     .alloc = cuda_alloc,
     .release = cuda_release,
     .copy = cuda_copy,

@@ -174,7 +174,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
     const unsigned grid[3] = {(unsigned)ctas, 1, 1}, block[3] = {HK_GEMM_THREADS(sh->bm), 1, 1};
     void *params[] = {&map_a, &map_b, &map_d, &map_t, &p};
-    return hk_gpu_launch(ctx, kernel, grid, block, sh->smem, a->stream, params);
+    /* every GEMM kernel waits for the previous kernel before touching memory (gemm.cu), so its setup may overlap it */
+    return hk_gpu_launch_dependent(ctx, kernel, grid, block, sh->smem, a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_gemm = {

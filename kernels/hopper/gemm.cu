@@ -13,7 +13,12 @@
  * in clusters of two with params.split = 2 the two CTAs each take half of K and add their partial accumulators
  * through distributed shared memory before one epilogue per column slice. Swapped shapes compute D^T = B^T
  * A^T (the host passes the operands and m/n exchanged) and write D transposed: persistent ones through
- * transposed staging and TMA stores, the one-tile skinny ones from registers. */
+ * transposed staging and TMA stores, the one-tile skinny ones from registers.
+ *
+ * Programmatic dependent launch: the host launches these kernels so that they may start before the previous
+ * kernel of the stream has finished; barrier init and tensor-map prefetch run first, then every thread waits
+ * for that kernel (grid_dependency_wait) before touching A, B, C or D, and each CTA lets the next kernel start
+ * once its last load is issued (grid_dependents_launch). Launched plainly, both are no-ops. */
 #include "hopper/gemm.h"
 #include "tiles/common/tiles.hpp"
 #include "tiles/hopper/barrier.cuh"
@@ -260,11 +265,20 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             empty[s].init(4 * S::consumers); /* lane 0 of each consumer warp */
         }
         fence_barrier_init();
+        /* the maps are kernel parameters, not data an earlier kernel writes: fetched before the dependency wait */
+        tma_prefetch_map(map_a);
+        tma_prefetch_map(map_b);
+        if (p.tma_store) tma_prefetch_map(map_d);
+        if (p.tma_store && HK_GEMM_TAIL(bn, S::swap, (int)sizeof(TO)) != 0) tma_prefetch_map(map_t);
     }
     if constexpr (S::cluster > 1)
         cluster_sync(); /* both CTAs run, barriers initialised, before either touches the other's memory */
     else
         cta_sync();
+    /* Launched with programmatic stream serialization (backends/cuda/gemm.c), the CTAs may start while the
+     * previous kernel of the stream still runs: the setup above overlaps it, and every thread waits here for
+     * its completion before the first access of A, B, C or D (TMA loads, C reads, D stores). */
+    grid_dependency_wait();
 
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, count = tiles_m * tiles_n;
     const int kblocks = (p.k + bk - 1) / bk;
@@ -283,10 +297,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     if (wg == 0) { /* producer */
         if constexpr (S::consumers == 2) warpgroup_reg_dealloc<40>();
         if (thread() == 0) {
-            tma_prefetch_map(map_a);
-            tma_prefetch_map(map_b);
-            if (p.tma_store) tma_prefetch_map(map_d);
-            if (p.tma_store && HK_GEMM_TAIL(bn, S::swap, (int)sizeof(TO)) != 0) tma_prefetch_map(map_t);
             int s = 0;
             uint32_t phase = 0;
             for (int t = first; t < count; t += step) {
@@ -310,6 +320,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                     if (++s == stages) { s = 0; phase ^= 1; }
                 }
             }
+            /* This CTA's last load is issued: the next kernel's CTAs may launch (once all CTAs got here or
+             * exited) and run their setup on the SMs this grid leaves idle or frees, while the loads in flight,
+             * the last k-blocks' mma and the epilogue finish (a few us, more than that setup takes). Not at
+             * kernel start: that gains a GEMM dependent nothing more, and a dependent small enough to share
+             * the SM would sit beside this CTA for its whole k-loop. */
+            grid_dependents_launch();
         }
         warp_sync();
         if constexpr (S::cluster == 2) {

@@ -1,6 +1,7 @@
 /* Hopper (sm_90a) synchronisation primitives: shared-memory mbarriers with transaction counts (the
  * completion side of TMA copies), thread block cluster helpers (rank, cluster barrier, peer shared memory),
- * warpgroup register reallocation, and warpgroup indices. */
+ * warpgroup register reallocation, warpgroup indices, and grid dependency control (programmatic dependent
+ * launch). */
 #pragma once
 
 #include <stdint.h>
@@ -107,6 +108,21 @@ template <uint32_t regs> __device__ __forceinline__ void warpgroup_reg_dealloc()
 __device__ __forceinline__ int warpgroup_index()
 {
     return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+}
+
+/* ---- programmatic dependent launch (sm_90): no-ops unless the launch carries the programmatic
+ * stream-serialization attribute */
+
+/* Block until the grid this launch depends on has completed and its memory is visible: everything before it
+ * (barrier init, tensor-map prefetch) overlaps the previous kernel, so no global access of data it may have
+ * written can come before it. */
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+/* Let the next kernel's CTAs start their prologue once every CTA of this grid has said so (or exited); it
+ * grants no visibility, the dependent's grid_dependency_wait still waits for this grid's completion. */
+__device__ __forceinline__ void grid_dependents_launch()
+{
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
 /* Every thread of the CTA (hardware barrier 0); orders shared memory among them. */
