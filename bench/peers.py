@@ -107,11 +107,13 @@ class Bench:
         print(f'  {grp:8s} {shape:24s} {impl:14s} {ms * 1e3:9.1f} us  {text}', flush=True)
         self.rows.append(r)
 
-    def alternate(self, grp, shape, contenders, bytes=None, flops=None):
-        """Time contenders [(impl, fn)] call by call in alternation, so that the card's clock, power and memory
-        state weigh on each alike (timed one after the other, the first of a shape read 1-2 points low in the
-        memory-bound rows, and sustained GEMM is power-capped); rows as row() writes them, libhk once per --env
-        value."""
+    def alternate(self, grp, shape, contenders, bytes=None, flops=None, burst=1, settle=0):
+        """Time contenders [(impl, fn)] in alternation, so that the card's clock, power and memory state weigh on
+        each alike (sustained GEMM is power-capped; timed one after the other, the first memory-bound row of a
+        shape read 1-2 points low). Rounds of: per contender, `settle` untimed calls, then `burst` timed ones.
+        Memory-bound rows want settle > 0: a call right after another contender's reads 1-2 points lower than
+        after its own (the L2 state the other left; bench/NOTES.md rotary run 31). Rows as row() writes them,
+        libhk once per --env value."""
         todo, env = [], getattr(self.args, 'env', '')
         for impl, fn in contenders:
             if getattr(self.args, 'libhk_only', False) and impl.startswith('torch'):
@@ -121,18 +123,24 @@ class Bench:
                 todo += [(f'libhk {v}', with_env(fn, name, v)) for v in values.split(',')]
             else:
                 todo.append((impl, fn))
-        reps, warmup = self.args.reps, self.args.warmup
+        rounds, warmup = max(1, self.args.reps // burst), self.args.warmup
         for i in range(warmup):
             for _, fn in todo:
                 fn(i)
         torch.cuda.synchronize()
-        ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-              for _ in todo]
-        for i in range(reps):
+        ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(rounds * burst)] for _ in todo]
+        call = warmup
+        for r in range(rounds):
             for j, (_, fn) in enumerate(todo):
-                ev[j][i][0].record()
-                fn(warmup + i)
-                ev[j][i][1].record()
+                for _ in range(settle):
+                    fn(call)
+                    call += 1
+                for i in range(burst):
+                    ev[j][r * burst + i][0].record()
+                    fn(call)
+                    call += 1
+                    ev[j][r * burst + i][1].record()
         torch.cuda.synchronize()
         for j, (impl, _) in enumerate(todo):
             t = sorted(s.elapsed_time(e) for s, e in ev[j])
@@ -254,12 +262,13 @@ def bench_rotary(b):
         if not b.args.libhk_only:
             b.check('rotary', shape, 'torch.compile HF form vs fp32 eager',
                     rel_err(rope_hf_c(xs[0], cos2, sin2), rope_torch(xs[0], cos, sin)), 1e-2)
-        # every contender of the shape in alternation; torch eager (16x slower) on its own
+        # the shape's contenders in alternating rounds of 5 timed calls after 3 settling ones; torch eager (16x
+        # slower) on its own
         b.alternate('rotary', shape, [
             ('libhk', run_hk),
             ('torch.compile', lambda i: rope_c(xs[i % sets], cos, sin)),
             ('torch.compile, bf16 [N,D] tables', lambda i: rope_hf_c(xs[i % sets], cos2, sin2)),
-            ('copy, same bytes', lambda i: outs[i % sets].copy_(xs[i % sets]))], bytes=nbytes)
+            ('copy, same bytes', lambda i: outs[i % sets].copy_(xs[i % sets]))], bytes=nbytes, burst=5, settle=3)
         b.row('rotary', shape, 'torch eager', lambda i: rope_torch(xs[i % sets], cos, sin), bytes=nbytes)
         del xs, outs, args
         torch.cuda.empty_cache()
