@@ -87,8 +87,14 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
  * stores, 1 registers), launch (pdl: 1 programmatic dependent launch as backends/cuda/gemm.c, 0 plain, -1
  * the process default: HK_GEMM_PDL=0 plain, else PDL). */
 struct cfg_t { int shape, split, group_m, direct, pdl = -1; };
-static int pdl_default = 1;
-static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default != 0 : c.pdl != 0; }
+/* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
+static bool pdl_default = true, pdl_ab = false;
+static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
+/* `name` is an item of the comma-separated list `list`. */
+static bool in_list(const char *list, const std::string &name)
+{
+    return strstr((std::string(",") + list + ",").c_str(), ("," + name + ",").c_str()) != nullptr;
+}
 static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
@@ -97,7 +103,6 @@ static std::string cfg_name(const cfg_t &c)
     return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "");
 }
 
-/* The library's choice (backends/cuda/gemm.c, hk_gemm_launch_shape), repeated here. */
 static int num_sms;
 /* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls). */
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true)
@@ -521,12 +526,11 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     char lay[8];
     snprintf(lay, sizeof lay, "%s %s%s", in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n", tb ? "t" : "n");
     std::vector<cfg_t> built;
-    const char *ab = getenv("HK_GEMM_PDL"); /* "ab": every config twice, plain then PDL, timed in alternation */
-    for (auto c0 : cfgs) {
+    for (auto c0 : cfgs) { /* HK_GEMM_PDL=ab: every config twice, plain then PDL, timed in alternation */
         if (!pick(in, ta, tb, BF16, c0.shape)) continue;
-        for (int v = 0; v < (ab && !strcmp(ab, "ab") ? 2 : 1); ++v) {
+        for (int v = 0; v < (pdl_ab ? 2 : 1); ++v) {
             cfg_t c = c0;
-            if (ab && !strcmp(ab, "ab")) c.pdl = v;
+            if (pdl_ab) c.pdl = v;
             built.push_back(c);
             fs.push_back([&q, c](cudaStream_t st) { run_hk(q, c, st); });
             names.push_back(std::string("hk ") + lay + " " + cfg_name(c));
@@ -603,8 +607,9 @@ int main(int argc, char **argv)
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device %s, %d SMs\n", prop.name, num_sms);
-    const char *pdl_env = getenv("HK_GEMM_PDL"); /* 0: plain launches; 1 (default) PDL; ab: timings both ways */
+    const char *pdl_env = getenv("HK_GEMM_PDL");
     pdl_default = !(pdl_env && !strcmp(pdl_env, "0"));
+    pdl_ab = pdl_env && !strcmp(pdl_env, "ab");
     if (!strcmp(what, "probe")) return 0;
     profiling = !strcmp(what, "profile");
     const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
@@ -626,7 +631,7 @@ int main(int argc, char **argv)
     std::vector<cfg_t> modes;
     const char *only = getenv("HK_CHECK_SHAPES"); /* e.g. "P144,M64N64": check only these shapes' kernels */
     for (int sh = 0; sh < NSHAPES; ++sh) {
-        if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + all_shapes[sh].name + ",").c_str()))
+        if (only && !in_list(only, all_shapes[sh].name))
             continue;
         modes.push_back({sh, 1, 8, 0});
         if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
@@ -715,13 +720,13 @@ int main(int argc, char **argv)
     const char *rows_only = getenv("HK_BENCH_ROWS");
     auto row = [&](int m, int n, int k, std::vector<cfg_t> cfgs, int calls, dt in = BF16, bool ta = false, bool tb = true) {
         char key[64];
-        snprintf(key, sizeof key, ",%dx%dx%d%s%s%s,", m, n, k, in == E4M3 ? "e4m3" : "", ta ? "t" : "n", tb ? "t" : "n");
-        if (rows_only && !strstr((std::string(",") + rows_only + ",").c_str(), key)) return;
+        snprintf(key, sizeof key, "%dx%dx%d%s%s%s", m, n, k, in == E4M3 ? "e4m3" : "", ta ? "t" : "n", tb ? "t" : "n");
+        if (rows_only && !in_list(rows_only, key)) return;
         if (getenv("HK_BENCH_DEFAULT_ONLY")) cfgs.clear(); /* the library's choice alone */
         if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256": these shapes (where built), then the default */
             cfgs.clear();
             for (int sh = 0; sh < NSHAPES; ++sh)
-                if (strstr((std::string(",") + only + ",").c_str(), (std::string(",") + all_shapes[sh].name + ",").c_str()))
+                if (in_list(only, all_shapes[sh].name))
                     cfgs.push_back(cfg_t{sh, 1, 8, 0});
         }
         cfgs.push_back(def(m, n, k, in, ta, tb));

@@ -9,8 +9,8 @@ against a float32 reference before timing it.
 
 Adding a row: write a function decorated with @group('name') that takes the Bench and calls
 bench.row(group, shape, impl, fn, bytes=... or flops=...), where fn(i) runs the i-th call (use input set
-i % sets), or bench.alternate(group, shape, [(impl, fn), ...], bytes=...) to time several contenders call by
-call in alternation (the rotary rows, GEMM). Rows of one (group, shape) are compared with each other and with
+i % sets), or bench.alternate(group, shape, [(impl, fn), ...], bytes=...) to time several contenders in
+alternation (GEMM call by call; the rotary rows in rounds of settled calls). Rows of one (group, shape) are compared with each other and with
 the copy ceiling.
 
 usage: peers.py --lib build/libhk.so --out DIR [--only rotary,ln_fwd] [--reps 100]
@@ -152,14 +152,8 @@ class Bench:
             fn('')
             return
         name, values = self.args.env.split('=', 1)
-        saved = os.environ.get(name)
         for v in values.split(','):
-            os.environ[name] = v
-            fn(f' {v}')
-        if saved is None:
-            os.environ.pop(name)
-        else:
-            os.environ[name] = saved
+            with_env(lambda _i, v=v: fn(f' {v}'), name, v)()
 
     def check(self, grp, shape, what, err, limit):
         ok = err <= limit and not math.isnan(err)
@@ -182,10 +176,14 @@ def with_env(fn, name, value):
     return f
 
 
-def copy_row(b, grp, shape, srcs, dsts, nbytes):
-    """The plain device copy of as many bytes as the op moves (half read, half written), on the same buffers:
+def copy_fn(srcs, dsts):
+    """fn(i): the plain device copy of input set i's bytes (half read, half written) on the op's own buffers:
     the ceiling at this size, launch and tail included."""
-    b.row(grp, shape, 'copy, same bytes', lambda i: dsts[i % len(dsts)].copy_(srcs[i % len(srcs)]), bytes=nbytes)
+    return lambda i: dsts[i % len(dsts)].copy_(srcs[i % len(srcs)])
+
+
+def copy_row(b, grp, shape, srcs, dsts, nbytes):
+    b.row(grp, shape, 'copy, same bytes', copy_fn(srcs, dsts), bytes=nbytes)
 
 
 def rel_err(out, ref):
@@ -216,6 +214,19 @@ def rope_tables(n, half, device):
     return torch.cos(ang).float().contiguous(), torch.sin(ang).float().contiguous()
 
 
+def rope_args(stream, x, out, cos, sin):
+    """hk_rotary's arguments for whole-head rotate-half of x [B, N, H, D] (bf16) on the fp32 tables [N, D/2]."""
+    B, N, H, D = x.shape
+    return hk.RotaryArgs(dtype=hk.DTYPE['bf16'], batch=B, seqlen=N, heads=H, head_dim=D, rotary_dim=D,
+                         x=x.data_ptr(), out=out.data_ptr(), cos=cos.data_ptr(), sin=sin.data_ptr(),
+                         table_positions=N, style=hk.ROTARY['half'], stream=stream)
+
+
+def hf_tables(cos, sin):
+    """libhk's fp32 [N, D/2] tables as the HF form's bf16 [N, D] (each half repeated)."""
+    return tuple(torch.cat([t, t], dim=-1).to(torch.bfloat16) for t in (cos, sin))
+
+
 def rope_hf(x, cos2, sin2):
     """The HF/NeoX form on bf16 tables [positions, D] (each half-table repeated): torch.compile's fastest rotary
     here (bench/NOTES.md, rotary probe); a different table format from libhk's fp32 [positions, D/2]."""
@@ -243,10 +254,7 @@ def bench_rotary(b):
         xs = [torch.randn(B, N, H, D, device=b.dev, dtype=torch.bfloat16) for _ in range(sets)]
         outs = [torch.empty_like(x) for x in xs]
         cos, sin = rope_tables(N, D // 2, b.dev)
-        args = [hk.RotaryArgs(dtype=hk.DTYPE['bf16'], batch=B, seqlen=N, heads=H, head_dim=D, rotary_dim=D,
-                              x=x.data_ptr(), out=o.data_ptr(), cos=cos.data_ptr(), sin=sin.data_ptr(),
-                              table_positions=N, style=hk.ROTARY['half'], stream=b.stream)
-                for x, o in zip(xs, outs)]
+        args = [rope_args(b.stream, x, o, cos, sin) for x, o in zip(xs, outs)]
 
         def run_hk(i):
             b.lib.check(b.lib.lib.hk_rotary(b.ctx, args[i % sets]), 'hk_rotary')
@@ -258,7 +266,7 @@ def bench_rotary(b):
             b.check('rotary', shape, 'out vs fp32 eager' + tag, rel_err(outs[0], rope_torch(xs[0], cos, sin)), 1e-2)
 
         b.each_env(check_hk)
-        cos2, sin2 = (torch.cat([t, t], dim=-1).to(torch.bfloat16) for t in (cos, sin))
+        cos2, sin2 = hf_tables(cos, sin)
         if not b.args.libhk_only:
             b.check('rotary', shape, 'torch.compile HF form vs fp32 eager',
                     rel_err(rope_hf_c(xs[0], cos2, sin2), rope_torch(xs[0], cos, sin)), 1e-2)
@@ -268,7 +276,7 @@ def bench_rotary(b):
             ('libhk', run_hk),
             ('torch.compile', lambda i: rope_c(xs[i % sets], cos, sin)),
             ('torch.compile, bf16 [N,D] tables', lambda i: rope_hf_c(xs[i % sets], cos2, sin2)),
-            ('copy, same bytes', lambda i: outs[i % sets].copy_(xs[i % sets]))], bytes=nbytes, burst=5, settle=3)
+            ('copy, same bytes', copy_fn(xs, outs))], bytes=nbytes, burst=5, settle=3)
         b.row('rotary', shape, 'torch eager', lambda i: rope_torch(xs[i % sets], cos, sin), bytes=nbytes)
         del xs, outs, args
         torch.cuda.empty_cache()

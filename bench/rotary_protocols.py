@@ -22,11 +22,8 @@ SHAPES = [(16, 4096, 16, 128), (4, 8192, 32, 128)]
 
 
 def contenders(lib, ctx, stream, x, out, cos, sin, hf):
-    B, N, H, D = x.shape
-    a = hk.RotaryArgs(dtype=hk.DTYPE['bf16'], batch=B, seqlen=N, heads=H, head_dim=D, rotary_dim=D,
-                      x=x.data_ptr(), out=out.data_ptr(), cos=cos.data_ptr(), sin=sin.data_ptr(),
-                      table_positions=N, style=hk.ROTARY['half'], stream=stream)
-    cos2, sin2 = (torch.cat([t, t], dim=-1).to(torch.bfloat16) for t in (cos, sin))
+    a = peers.rope_args(stream, x, out, cos, sin)
+    cos2, sin2 = peers.hf_tables(cos, sin)
     return [('libhk', lambda: lib.check(lib.lib.hk_rotary(ctx, a), 'hk_rotary')),
             ('torch.compile, bf16 [N,D] tables', lambda: hf(x, cos2, sin2)),
             ('copy, same bytes', lambda: out.copy_(x))]

@@ -3,7 +3,6 @@
  * rotated HALF-style with narrow enough heads take the lane-mapped vector kernel. */
 #include "ops.h"
 
-
 #include "hopper/rotary.h"
 
 /* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */

@@ -19,9 +19,9 @@
  *   Wave     warp_sum/warp_max(float): every lane gets the whole-wave result, in a fixed order;
  *            shfl_xor(float, mask): the value of lane ^ mask
  *            warp_ballot(bool): bit l = lane l's predicate, kWarpLanes bits (uint32_t NVIDIA, uint64_t AMD)
- *            pack_lane_bits<Bits>(uint32_t field): lane l holds a Bits-wide field (Bits divides 32); the first
- *            lane of each aligned group of 32 / Bits lanes gets the group's fields in lane order (lowest bits first)
- *            (AMD: every lane of the group); the whole wave must be converged
+ *            pack_lane_bits<Bits>(uint32_t field): lane l holds a Bits-wide field (Bits divides 32); every lane
+ *            of each aligned group of 32 / Bits lanes gets the group's fields in lane order (lowest bits first);
+ *            the whole wave must be converged
  *   Memory   buf<T>: a range-checked view of n elements (make_buf(ptr, n)); load_vec<N>(buf, i) and
  *            store_vec(buf, i, v) move N elements (N * sizeof(T) <= 16, i % N == 0); elements at or past n read
  *            as zero and are not written (a vector is all in range or all out: n % N == 0 is the caller's job)

@@ -87,20 +87,27 @@ HK_DEV float warp_max(float v)
     return v;
 }
 
-/* Bits of consecutive lanes packed into 32-bit words: lane l holds a Bits-wide field (Bits divides 32); the
- * first lane of each aligned group of 32 / Bits lanes gets the group's fields in lane order (lowest bits first).
+/* One bit per lane of the converged warp (bit l: lane l's predicate). */
+HK_DEV uint32_t warp_ballot(bool pred) { return __ballot_sync(0xffffffffu, pred); }
+
+/* Bits of consecutive lanes packed into 32-bit words: lane l holds a Bits-wide field (Bits divides 32); every lane
+ * of each aligned group of 32 / Bits lanes gets the group's fields in lane order (lowest bits first): a ballot
+ * for single bits, else each field shifted into place and OR-ed over the group in log2(32 / Bits) exchanges.
  * The whole warp must be converged. */
 template <int Bits> HK_DEV uint32_t pack_lane_bits(uint32_t field)
 {
-    uint32_t word = field;
+    static_assert(Bits >= 1 && Bits <= 32 && 32 % Bits == 0, "pack_lane_bits: Bits divides 32");
+    constexpr int G = 32 / Bits;
+    if constexpr (Bits == 1) {
+        return warp_ballot(field & 1);
+    } else {
+        uint32_t word = field << (lane() % G * Bits);
 #pragma unroll
-    for (int j = 1; j < 32 / Bits; ++j)
-        word |= __shfl_down_sync(0xffffffffu, field, j) << (j * Bits);
-    return word;
+        for (int m = 1; m < G; m *= 2)
+            word |= __shfl_xor_sync(0xffffffffu, word, m);
+        return word;
+    }
 }
-
-/* One bit per lane of the converged warp (bit l: lane l's predicate). */
-HK_DEV uint32_t warp_ballot(bool pred) { return __ballot_sync(0xffffffffu, pred); }
 
 /* ---------------------------------------------------------------- range-checked buffers
  * The AMD buffer resources check the range in hardware; here a compare guards each access. */
