@@ -1,7 +1,8 @@
 """Sustained bf16 GEMM, one contender at a time (libhk, torch.matmul = cuBLAS), about 2 s each, with the SM clock,
 board power and clock-event reasons sampled by nvidia-smi. Answers whether a shape runs power-capped and how
 much work each contender gets out of a clock cycle:
-    HK_LIB=build/libhk.so.1 python3 bench/gemm_clocks.py [--seconds S]
+    HK_LIB=build/libhk.so.1 python3 bench/gemm_clocks.py [--seconds S] [--tune p320,...] [--shapes 8192x8192x8192,...]
+(--tune: libhk also with each forced launch shape, HK_CUDA_TUNE_GEMM)
 Per window: TFLOP/s (GPU time of the whole burst), median SM MHz and W, the reasons seen, and the fraction of
 the dense peak at the sampled clock (132 SMs x 4096 bf16 FLOP per clock on the H200)."""
 import argparse
@@ -74,18 +75,21 @@ def main():
     p.add_argument('--seconds', type=float, default=2.0)
     p.add_argument('--reps', type=int, default=1)  # peers.Bench reads these
     p.add_argument('--warmup', type=int, default=0)
+    p.add_argument('--tune', default='')
+    p.add_argument('--shapes', default='8192x8192x8192,4096x4096x4096,8192x28672x8192,8192x8192x28672')
     args = p.parse_args()
     b = peers.Bench(args)
     log = tempfile.NamedTemporaryFile(suffix='.csv', delete=False).name
     sampler = start_sampler(log)
     time.sleep(0.5)  # an idle baseline
     windows = []
-    for (m, n, k) in [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 28672, 8192), (8192, 8192, 28672)]:
+    for (m, n, k) in [tuple(int(x) for x in shape.split('x')) for shape in args.shapes.split(',')]:
         a = torch.randn(m, k, device=b.dev, dtype=torch.bfloat16)
         w = torch.randn(n, k, device=b.dev, dtype=torch.bfloat16)
         out = torch.empty(m, n, device=b.dev, dtype=torch.bfloat16)
-        contenders = [('libhk', gemm_bench.hk_gemm_fn(b, a, w, out)),
-                      ('torch.matmul', lambda i: torch.matmul(a, w.T, out=out))]
+        hk = gemm_bench.hk_gemm_fn(b, a, w, out)
+        contenders = [('libhk', hk), ('torch.matmul', lambda i: torch.matmul(a, w.T, out=out))]
+        contenders += [(f'libhk {t}', peers.with_env(hk, 'HK_CUDA_TUNE_GEMM', t)) for t in args.tune.split(',') if t]
         for impl, run in contenders + contenders:
             calls, ms, t0, t1 = burst(run, args.seconds)
             windows.append((f'{m}x{n}x{k}', impl, 2.0 * m * n * k * calls / ms / 1e9, t0, t1))

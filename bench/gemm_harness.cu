@@ -52,11 +52,14 @@ struct shape_info {
     {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), HK_KB(hk_gemm_sm90_bf16_tn_, suffix), \
      HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
 #define HK_SHAPE_01(id, suffix) {{}, HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
+#define HK_SHAPE_03(id, suffix)                                                                                    \
+    {{}, HK_KB(hk_gemm_sm90_bf16_nt_, suffix), HK_KB(hk_gemm_sm90_bf16_tn_, suffix), HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
 #define HK_SHAPE_10(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
 #define HK_SHAPE_12(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), {}, {}, {}}
 #define HK_FP8_SHAPE(suffix) {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}
 #define HK_FP8_00 HK_FP8_SHAPE
 #define HK_FP8_01 HK_FP8_SHAPE
+#define HK_FP8_03 HK_FP8_SHAPE
 #define HK_FP8_10 HK_FP8_SHAPE
 #define HK_FP8_12(suffix) {}
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                          \
@@ -112,15 +115,17 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool t
     return cfg_t{shape, split, 8, 0};
 }
 
-static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo)
+static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo,
+                            bool swizzled = true)
 {
     CUtensorMap m;
     cuuint64_t dims[2] = {inner, outer}, strides[1] = {ld * dsize(t)};
     cuuint32_t box[2] = {bi, bo}, es[2] = {1, 1};
     const CUtensorMapDataType ty = t == BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : t == F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                  : t == F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    /* as backends/cuda/tensormap.c: boxes narrower than 128 bytes (D tails) unswizzled */
-    const CUtensorMapSwizzle sw = bi * dsize(t) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
+    /* as backends/cuda/tensormap.c: swizzled over the box's 128- or 64-byte rows, or not at all (D tails) */
+    const CUtensorMapSwizzle sw = !swizzled ? CU_TENSOR_MAP_SWIZZLE_NONE
+                                  : bi * dsize(t) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     CUresult r = cuTensorMapEncodeTiled(&m, ty, 2, const_cast<void *>(base), dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                         sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -128,10 +133,10 @@ static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t out
     return m;
 }
 /* An operand's map as the library builds it (hk_gemm_operand_map) */
-static CUtensorMap operand_map(const void *p, dt t, int64_t ld, int64_t mn, int64_t k, bool mn_contiguous, uint32_t box_rows)
+static CUtensorMap operand_map(const void *p, dt t, int64_t ld, int64_t mn, int64_t k, bool mn_contiguous, uint32_t rows)
 {
     const uint32_t bk = 128 / dsize(t);
-    return mn_contiguous ? make_map(p, t, mn, k, ld, 64, bk) : make_map(p, t, k, mn, ld, bk, box_rows);
+    return mn_contiguous ? make_map(p, t, mn, k, ld, HK_GEMM_MN_BOX(rows), bk) : make_map(p, t, k, mn, ld, bk, HK_GEMM_KMAJOR_BOX_ROWS(rows));
 }
 
 struct problem {
@@ -172,7 +177,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.tma_store = !c.direct && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
     const uint32_t chunk = 128 / eo, tail = HK_GEMM_TAIL(sh.bn, sh.swap, (int)eo);
-    CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, sh.swap ? chunk : tail, sh.swap ? tail : 64) : md;
+    CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, sh.swap ? chunk : tail, sh.swap ? tail : 64, sh.swap) : md;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
     p.split = sh.cluster == 2 ? c.split : 1;
@@ -710,6 +715,7 @@ int main(int argc, char **argv)
     const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
     const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
     const cfg_t t208{T208, 1, 8, 0}, t168{T168, 1, 8, 0}, t144{T144, 1, 8, 0}, t96{T96, 1, 8, 0};
+    const cfg_t p320{P320, 1, 8, 0}, m192n96{M192N96, 1, 8, 0};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
         for (int s : {512, 1536}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
@@ -765,21 +771,29 @@ int main(int argc, char **argv)
         /* nn: the plain widths the route took before the T shapes first, the T shapes after (not built for tn/tt) */
         row(512, 512, 512, {m64}, 20, BF16, l & 2, l & 1);
         row(1152, 1152, 1152, {p128, t96, t144}, 20, BF16, l & 2, l & 1);
-        row(1536, 1536, 1536, {p192, t168, t144}, 20, BF16, l & 2, l & 1);
+        row(1216, 1216, 1216, {p128, t96}, 20, BF16, l & 2, l & 1);
+        row(1536, 1536, 1536, {p192, t168, t144, m192n96}, 20, BF16, l & 2, l & 1);
         row(1792, 1792, 1792, {p256, t208}, 20, BF16, l & 2, l & 1);
-        row(2176, 2176, 2176, {p192, t168, t96}, 10, BF16, l & 2, l & 1);
+        row(2176, 2176, 2176, {p192, t168, t96, p320}, 10, BF16, l & 2, l & 1);
         row(2304, 2304, 2304, {p192, t168}, 10, BF16, l & 2, l & 1);
+        row(2560, 2560, 2560, {p256, m192n96}, 10, BF16, l & 2, l & 1);
+        row(3328, 3328, 3328, {p256, p96}, 10, BF16, l & 2, l & 1);
         row(3712, 3712, 3712, {p192, t208}, 10, BF16, l & 2, l & 1);
         row(4096, 4096, 4096, {p256}, 10, BF16, l & 2, l & 1);
+        row(5120, 5120, 5120, {p144, p128}, 0, BF16, l & 2, l & 1);
     }
     row(512, 512, 512, {m64}, 20, E4M3);
     row(1024, 1024, 1024, {m64}, 20, E4M3);
     row(1152, 1152, 1152, {p128, p96}, 20, E4M3);
     row(1536, 1536, 1536, {p192}, 20, E4M3);
     row(1792, 1792, 1792, {p256}, 20, E4M3);
+    row(2176, 2176, 2176, {p96}, 10, E4M3);
     row(2304, 2304, 2304, {p192}, 10, E4M3);
-    row(5120, 5120, 5120, {p256}, 0);
-    row(8192, 8192, 8192, {p256}, 0);
+    row(4096, 14336, 4096, {p256, p320}, 0);
+    row(5120, 5120, 5120, {p256, p144, p320}, 0);
+    row(8192, 8192, 8192, {p256, p320}, 0);
+    row(8192, 28672, 8192, {p256, p320}, 0);
+    row(8192, 8192, 28672, {p256, p320}, 0);
     row(8192, 8192, 8192, {p256}, 0, E4M3);
 
     printf("\n%-30s %6s %6s %6s %8s %7s\n", "contender", "m", "n", "k", "TFLOP/s", "vs best cuBLAS");

@@ -27,7 +27,8 @@ static const char *hk_gemm_out_name(hk_dtype t)
 }
 
 /* Built kernels (gemm.cu): bf16 in every layout to bf16/f32/f16; e4m3 only "nt" to bf16/f32. Swapped shapes
- * only for row-major A (trans_a 0), K-major-B shapes only for trans_b 1, nn-only shapes (bf16) for nn. */
+ * only for row-major A (trans_a 0), K-major-B shapes only for trans_b 1 (lay 3: or tn), nn-only shapes (bf16)
+ * for nn. */
 static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int shape)
 {
     const hk_gemm_shape *s = &hk_gemm_shapes[shape];
@@ -35,7 +36,7 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
         return false;
     if (s->lay == 2)
         return !fp8 && !trans_a && !trans_b;
-    return (!s->swap || !trans_a) && (s->lay != 1 || trans_b);
+    return (!s->swap || !trans_a) && (s->lay != 1 || trans_b) && (s->lay != 3 || trans_b || trans_a);
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk2:2, sw16:1) forces the
@@ -93,13 +94,15 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
     return HK_OK;
 }
 
-/* The map of one operand: `mn` rows or columns (M or N) by k, M/N-contiguous (boxes of 64 M/N x one k-block)
- * or K-contiguous (boxes of one k-block x box_rows). */
+/* The map of one operand: `mn` rows or columns (M or N) by k, for tiles `rows` long in M or N: M/N-contiguous
+ * (boxes of HK_GEMM_MN_BOX M/N x one k-block) or K-contiguous (one k-block x the tile's rows, in halves past
+ * 256). */
 static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void *p, int64_t ld, size_t esize, int64_t mn,
-                                     int64_t k, bool mn_contiguous, uint32_t box_k, uint32_t box_rows)
+                                     int64_t k, bool mn_contiguous, uint32_t box_k, uint32_t rows)
 {
-    return mn_contiguous ? hk_cuda_tensor_map_2d(map, type, p, mn, k, ld * esize, HK_GEMM_BOX_MN, box_k)
-                         : hk_cuda_tensor_map_2d(map, type, p, k, mn, ld * esize, box_k, box_rows);
+    return mn_contiguous
+               ? hk_cuda_tensor_map_2d(map, type, p, mn, k, ld * esize, HK_GEMM_MN_BOX(rows), box_k, true)
+               : hk_cuda_tensor_map_2d(map, type, p, k, mn, ld * esize, box_k, HK_GEMM_KMAJOR_BOX_ROWS(rows), true);
 }
 
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
@@ -126,7 +129,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     if (a->k == 0) {
         /* no k-block is loaded, so any well-formed map will do: one over d's first row */
         const void *base = (const void *)((uintptr_t)a->d & ~(uintptr_t)15);
-        if ((st = hk_cuda_tensor_map_2d(&map_a, HK_CU_TMAP_UINT8, base, 128, 1, 128, 128, 1)))
+        if ((st = hk_cuda_tensor_map_2d(&map_a, HK_CU_TMAP_UINT8, base, 128, 1, 128, 128, 1, true)))
             return st;
         map_b = map_a;
     } else if (sh->swap) {
@@ -158,11 +161,11 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         const int out_type = a->d_type == HK_DTYPE_BF16 ? HK_CU_TMAP_BFLOAT16
                              : a->d_type == HK_DTYPE_F32 ? HK_CU_TMAP_FLOAT32 : HK_CU_TMAP_FLOAT16;
         const uint32_t chunk = 128 / (uint32_t)eo, tail = (uint32_t)HK_GEMM_TAIL(sh->bn, sh->swap, (int)eo);
-        if ((st = hk_cuda_tensor_map_2d(&map_d, out_type, a->d, a->n, a->m, a->ldd * eo, chunk, HK_GEMM_EPI_ROWS)))
+        if ((st = hk_cuda_tensor_map_2d(&map_d, out_type, a->d, a->n, a->m, a->ldd * eo, chunk, HK_GEMM_EPI_ROWS, true)))
             return st;
         map_t = map_d;
         if (tail && (st = hk_cuda_tensor_map_2d(&map_t, out_type, a->d, a->n, a->m, a->ldd * eo, sh->swap ? chunk : tail,
-                                                sh->swap ? tail : HK_GEMM_EPI_ROWS)))
+                                                sh->swap ? tail : HK_GEMM_EPI_ROWS, sh->swap)))
             return st;
     } else {
         map_d = map_t = map_a; /* unused */
@@ -181,8 +184,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.wgmma",
-    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 256 to 96 wide by wave fill (nn "
-                   "also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
+    .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 320 to 96 wide or 192 x 96 "
+                   "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
                    "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte "

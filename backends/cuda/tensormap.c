@@ -13,6 +13,7 @@ typedef int (*hk_encode_tiled_fn)(void *map, int data_type, unsigned rank, void 
 enum {
     HK_CU_TMAP_INTERLEAVE_NONE = 0,
     HK_CU_TMAP_SWIZZLE_NONE = 0,
+    HK_CU_TMAP_SWIZZLE_64B = 2,
     HK_CU_TMAP_SWIZZLE_128B = 3,
     HK_CU_TMAP_L2_256B = 3,
     HK_CU_TMAP_OOB_ZERO = 0
@@ -35,7 +36,7 @@ typedef struct hk_tmap_key {
     const void *base;
     uint64_t inner, outer, pitch;
     uint32_t box_inner, box_outer;
-    int data_type, used;
+    int data_type, swizzled, used;
 } hk_tmap_key;
 static hk_tmap_key tmap_keys[HK_TMAP_CACHE];
 static hk_cu_tensor_map tmap_maps[HK_TMAP_CACHE];
@@ -45,16 +46,17 @@ static pthread_mutex_t tmap_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool hk_tmap_same(const hk_tmap_key *a, const hk_tmap_key *b)
 {
     return a->used && a->base == b->base && a->inner == b->inner && a->outer == b->outer && a->pitch == b->pitch &&
-           a->box_inner == b->box_inner && a->box_outer == b->box_outer && a->data_type == b->data_type;
+           a->box_inner == b->box_inner && a->box_outer == b->box_outer && a->data_type == b->data_type &&
+           a->swizzled == b->swizzled;
 }
 
 static hk_status hk_tmap_encode(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
-                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer);
+                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer, bool swizzled);
 
 hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
-                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer)
+                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer, bool swizzled)
 {
-    const hk_tmap_key key = {base, inner, outer, pitch_bytes, box_inner, box_outer, data_type, 1};
+    const hk_tmap_key key = {base, inner, outer, pitch_bytes, box_inner, box_outer, data_type, swizzled, 1};
     pthread_mutex_lock(&tmap_lock);
     for (unsigned i = 0; i < HK_TMAP_CACHE; ++i) {
         if (hk_tmap_same(&tmap_keys[i], &key)) {
@@ -64,7 +66,7 @@ hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type, const void
         }
     }
     pthread_mutex_unlock(&tmap_lock);
-    hk_status st = hk_tmap_encode(map, data_type, base, inner, outer, pitch_bytes, box_inner, box_outer);
+    hk_status st = hk_tmap_encode(map, data_type, base, inner, outer, pitch_bytes, box_inner, box_outer, swizzled);
     if (st == HK_OK) {
         pthread_mutex_lock(&tmap_lock);
         const unsigned slot = tmap_next++ % HK_TMAP_CACHE;
@@ -76,16 +78,17 @@ hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type, const void
 }
 
 static hk_status hk_tmap_encode(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner, uint64_t outer,
-                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer)
+                                uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer, bool swizzled)
 {
     pthread_once(&encode_once, find_encode);
     if (!encode_tiled)
         return hk_fail(HK_ERR_RUNTIME, "cuda: the loaded libcuda.so.1 lacks cuTensorMapEncodeTiled (driver older than CUDA 12)");
     const uint64_t dims[2] = {inner, outer}, strides[1] = {pitch_bytes};
-    /* The 128-byte swizzle wants boxes of 128-byte rows; a narrower box (the GEMM's D tail columns) is stored
-     * unswizzled, rows of box_inner elements back to back. */
     const uint32_t esize = data_type == HK_CU_TMAP_FLOAT32 ? 4 : data_type == HK_CU_TMAP_UINT8 ? 1 : 2;
-    const int swizzle = box_inner * esize == 128 ? HK_CU_TMAP_SWIZZLE_128B : HK_CU_TMAP_SWIZZLE_NONE;
+    const uint32_t span = box_inner * esize;
+    if (swizzled && span != 128 && span != 64)
+        return hk_fail(HK_ERR_INTERNAL, "cuda: a swizzled TMA box must be 64 or 128 bytes wide, not %u", span);
+    const int swizzle = !swizzled ? HK_CU_TMAP_SWIZZLE_NONE : span == 128 ? HK_CU_TMAP_SWIZZLE_128B : HK_CU_TMAP_SWIZZLE_64B;
     const uint32_t box[2] = {box_inner, box_outer}, element_strides[2] = {1, 1};
     int r = encode_tiled(map, data_type, 2, (void *)base, dims, strides, box, element_strides, HK_CU_TMAP_INTERLEAVE_NONE,
                          swizzle, HK_CU_TMAP_L2_256B, HK_CU_TMAP_OOB_ZERO);

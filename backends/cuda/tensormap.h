@@ -13,9 +13,11 @@ typedef struct hk_cu_tensor_map {
 enum { HK_CU_TMAP_UINT8 = 0, HK_CU_TMAP_FLOAT16 = 6, HK_CU_TMAP_FLOAT32 = 7, HK_CU_TMAP_BFLOAT16 = 9 };
 
 /* A 2-D row-major map with zero fill out of bounds: `inner` contiguous elements per row, `outer` rows
- * `pitch_bytes` apart, boxes of box_inner x box_outer; boxes 128 bytes wide use the 128-byte swizzle, narrower
- * ones (the GEMM epilogue's tail columns) none. */
+ * `pitch_bytes` apart, boxes of box_inner x box_outer. Swizzled boxes are 128 or 64 bytes wide and use the
+ * swizzle of that span (the layouts wgmma reads); unswizzled ones (the GEMM epilogue's tail columns) are rows
+ * of box_inner elements back to back. */
 HK_INTERNAL hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type, const void *base, uint64_t inner,
-                                            uint64_t outer, uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer);
+                                            uint64_t outer, uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer,
+                                            bool swizzled);
 
 #endif

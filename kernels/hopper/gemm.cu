@@ -214,9 +214,10 @@ __device__ __forceinline__ void gemm_splitk_reduce(accum_64xN<BN> &acc, uint8_t 
                                                    int r1)
 {
     constexpr int regs = accum_64xN<BN>::regs, batch = regs / 8 < 8 ? regs / 8 : 8; /* float4 loads per round trip */
+    constexpr uint32_t bar = 1 + THREADS / 128; /* past the epilogue's barriers, one per consumer warpgroup */
     float4 *park = reinterpret_cast<float4 *>(park_smem);
     const int ct = thread() - 128;
-    named_barrier_sync(3, THREADS); /* every consumer's mma has stopped reading the stages */
+    named_barrier_sync(bar, THREADS); /* every consumer's mma has stopped reading the stages */
     if (live) {
 #pragma unroll
         for (int i = 0; i < regs; i += 4)
@@ -252,7 +253,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     constexpr int bm = S::bm, bn = S::bn, stages = S::stages, bk = 128 / sizeof(T);
     using acc_t = accum_64xN<bn>;
     static_assert(!(A_MN || B_MN) || sizeof(T) == 2, "wgmma transposes 16-bit operands only");
-    static_assert(!B_MN || bn % 64 == 0, "MN-major B comes in 64-column boxes");
+    /* an MN-major B comes in boxes of b_cols columns (the swizzle spans their row), a K-major operand in boxes of
+     * at most 256 rows; either way the boxes tile the stage exactly */
+    constexpr int b_cols = HK_GEMM_MN_BOX(bn), b_swizzle = B_MN ? b_cols * (int)sizeof(T) : 128;
+    constexpr int b_boxes = B_MN ? bn / b_cols : bn / HK_GEMM_KMAJOR_BOX_ROWS(bn);
+    constexpr uint32_t b_box_bytes = S::b_bytes / b_boxes;
+    static_assert(b_boxes * b_box_bytes == S::b_bytes && bm <= 256 && (b_swizzle == 128 || B_MN), "boxes tile the stage");
 
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
@@ -306,16 +312,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
                     uint8_t *sa = smem + s * S::stage_bytes, *sb = sa + S::a_bytes;
-                    /* MN-major operands come in 64-wide boxes of bk K rows; K-major ones in one box of all rows */
+                    /* MN-major operands come in 64-wide boxes of bk K rows; K-major ones in boxes of rows */
                     if constexpr (A_MN) {
                         for (int i = 0; i < bm / 64; ++i) tma_load_2d(sa + i * 8192, map_a, full[s], tm * bm + 64 * i, kb * bk);
                     } else {
                         tma_load_2d(sa, map_a, full[s], kb * bk, tm * bm);
                     }
-                    if constexpr (B_MN) {
-                        for (int i = 0; i < bn / 64; ++i) tma_load_2d(sb + i * 8192, map_b, full[s], tn * bn + 64 * i, kb * bk);
-                    } else {
-                        tma_load_2d(sb, map_b, full[s], kb * bk, tn * bn);
+                    for (int i = 0; i < b_boxes; ++i) {
+                        if constexpr (B_MN)
+                            tma_load_2d(sb + i * b_box_bytes, map_b, full[s], tn * bn + b_cols * i, kb * bk);
+                        else
+                            tma_load_2d(sb + i * b_box_bytes, map_b, full[s], kb * bk, tn * bn + i * (b_box_bytes / 128));
                     }
                     if (++s == stages) { s = 0; phase ^= 1; }
                 }
@@ -366,7 +373,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         for (int kb = kb0; kb < kb1; ++kb) {
             full[s].wait(phase);
             const uint8_t *sa = smem + s * S::stage_bytes;
-            wgmma_kblock<T, A_MN, B_MN>(acc, sa + slab * 8192, sa + S::a_bytes);
+            wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
             wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
             if (prev >= 0) release(prev);
             prev = s;
@@ -442,6 +449,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
+/* K-major B, and tn (an N-contiguous B in whole 64-column boxes) */
+#define HK_GEMM_KMAJOR_B_TN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                               \
+    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                      \
+    HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 /* the swapped nn-only shapes */
 #define HK_GEMM_SWAPPED_NN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                \
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
@@ -451,6 +462,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_FAMILY_##swap##lay(id, suffix, bm, bn, stages, cluster, persist, swap, lay)
 #define HK_GEMM_FAMILY_00 HK_GEMM_PLAIN
 #define HK_GEMM_FAMILY_01 HK_GEMM_KMAJOR_B
+#define HK_GEMM_FAMILY_03 HK_GEMM_KMAJOR_B_TN
 #define HK_GEMM_FAMILY_10 HK_GEMM_SWAPPED
 #define HK_GEMM_FAMILY_12 HK_GEMM_SWAPPED_NN
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

@@ -9,18 +9,21 @@
 #include <stdint.h>
 
 #define HK_GEMM_BOX_K 128  /* bytes of K per k-block (64 bf16 or 128 e4m3): one 128-byte swizzle row */
-#define HK_GEMM_BOX_MN 64  /* M/N elements per box of an M/N-contiguous operand */
 #define HK_GEMM_EPI_ROWS 64 /* D store box: 64 rows x 128 bytes */
 #define HK_GEMM_GROUP_M 8 /* tile rows per L2 group of the persistent walk */
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
- * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only).
+ * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only, 3: K-major B, and tn).
+ * An N-contiguous B comes in boxes of HK_GEMM_MN_BOX columns: 64 (128-byte swizzle), or 32 (64-byte swizzle) for
+ * M192N96, which serves tn that way (nn has the swapped T shapes). Other widths off the 64 grid are built for
+ * K-major B only: whole 64-column boxes for a partial one cost 8-23%, and P96 in 32-column boxes lost to P128
+ * wherever both fill one round (bench/NOTES.md, "P320, M192N96").
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
+ *  P320  the same 320 wide (two wgmma per k-step, 256 + 64 columns): one round where 256 needs two;
  *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
- *        (the host picks the width by a wave-fill model). Widths that are no multiple of 64 are built for
- *        K-major B only: an N-contiguous B comes in 64-column boxes, and loading whole boxes for a partial
- *        one measured slower than the next multiple of 64 (run 8);
+ *        (the host picks the width by a wave-fill model);
+ *  M192N96  persistent 192 x 96 tiles, three consumer warpgroups (tn: 128 tiles at 1536^3, one round);
  *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
  *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
  *        workspace). For long K over fewer tiles than SMs;
@@ -34,6 +37,7 @@
  * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
+    X(P320, _n320, 128, 320, 3, 1, 1, 0, 0)                                                                     \
     X(P256, , 128, 256, 4, 1, 1, 0, 0)                                                                          \
     X(P208, _n208, 128, 208, 4, 1, 1, 0, 1)                                                                     \
     X(P192, _n192, 128, 192, 4, 1, 1, 0, 0)                                                                     \
@@ -41,6 +45,7 @@
     X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
     X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
     X(P96, _n96, 128, 96, 6, 1, 1, 0, 1)                                                                        \
+    X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3)                                                                \
     X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
     X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
@@ -73,16 +78,19 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                                 int32_t *split)
 {
 #define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bn,
+#define HK_GEMM_SHAPE_BM(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bm,
 #define HK_GEMM_SHAPE_LAY(id, suffix, bm, bn, stages, cluster, persist, swap, lay) lay,
-    static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, lay_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_LAY)};
-    /* Persistent widths and their time per column relative to 256 (per mille, fitted to multi-wave shapes on
-     * the H200 in runs 8-11, every column stored by TMA): narrower tiles read more shared-memory bytes per
-     * flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the
+    static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, bm_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BM)};
+    static const int16_t lay_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_LAY)};
+    /* Persistent tiles and their time per tile element relative to 128 x 256 (per mille, fitted to multi-wave
+     * shapes on the H200 in runs 8-11, every column stored by TMA): narrower tiles read more shared-memory bytes
+     * per flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the
      * order of the widths that fit one round stays the same there. */
-    static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P208, 1030}, {HK_GEMM_P192, 1030},
-                                        {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070}, {HK_GEMM_P128, 1050},
-                                        {HK_GEMM_P96, 1135}, {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070},
-                                        {HK_GEMM_T144, 1070}, {HK_GEMM_T96, 1135}};
+    static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P320, 1000}, {HK_GEMM_P208, 1030},
+                                        {HK_GEMM_P192, 1030}, {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070},
+                                        {HK_GEMM_P128, 1050}, {HK_GEMM_P96, 1135}, {HK_GEMM_M192N96, 1300},
+                                        {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070}, {HK_GEMM_T144, 1070},
+                                        {HK_GEMM_T96, 1135}};
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
     const int64_t tiles_m = hk_gemm_cdiv(m, 128);
     int best = HK_GEMM_P256;
@@ -101,11 +109,11 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         best = HK_GEMM_SK2;
     } else {
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
-            const int64_t bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
-            if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)))
+            const int64_t bm = bm_of[widths[i][0]], bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
+            if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a))
                 continue;
-            const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, 128) * hk_gemm_cdiv(m, bn) : tiles_m * hk_gemm_cdiv(n, bn);
-            const int64_t cost = hk_gemm_cdiv(tiles, sms) * bn * widths[i][1];
+            const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn) : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
+            const int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * widths[i][1];
             if (cost < best_cost) {
                 best_cost = cost;
                 best = widths[i][0];
@@ -114,6 +122,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     }
     return best;
 #undef HK_GEMM_SHAPE_BN
+#undef HK_GEMM_SHAPE_BM
 #undef HK_GEMM_SHAPE_LAY
 }
 
@@ -125,6 +134,11 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
 #define HK_GEMM_REG_STORE(persist, swap) ((swap) && !(persist))
 #define HK_GEMM_SHARED_BYTES(bm, bn, stages, reg_store)                                                          \
     ((stages) * ((bm) + (bn)) * 128 + ((reg_store) ? 0 : (bm) / 64 * 16384) + 1024)
+/* Columns per TMA box of a tile `cols` wide of an M/N-contiguous operand: 64 (rows of 128 bytes, 128-byte
+ * swizzle), or 32 (64 bytes, 64-byte swizzle) where the width is 32 past a multiple of 64. */
+#define HK_GEMM_MN_BOX(cols) ((cols) % 64 ? 32 : 64)
+/* A K-major operand tile of `rows` rows comes in one TMA box, or two of half the rows past the 256 a box allows. */
+#define HK_GEMM_KMAJOR_BOX_ROWS(rows) ((rows) <= 256 ? (rows) : (rows) / 2)
 /* The tail that map_t stores, 0 for none: the tile's columns past its last whole 128-byte chunk (a box of that
  * width x HK_GEMM_EPI_ROWS rows); swapped shapes: D's rows past the tile's last whole 64 (that many rows x 128
  * bytes). */

@@ -1,12 +1,13 @@
 /* Hopper warpgroup matrix multiply (wgmma, sm_90a): shared-memory matrix descriptors for tiles laid
- * out by TMA with the 128-byte swizzle, the async fence/commit/wait protocol, and the 64xN fp32
+ * out by TMA with the 128- or 64-byte swizzle, the async fence/commit/wait protocol, and the 64xN fp32
  * accumulator fragment one warpgroup owns.
  *
- * Tile layouts (all 1024-byte aligned, rows of 128 bytes swizzled in groups of 8 rows):
+ * Tile layouts (all 1024-byte aligned, rows swizzled in groups of 8 rows):
  *  K-major  (row-major A, transposed B): rows are M (or N), 128 bytes of K each. One k-step of the
  *           instruction (32 bytes of K) advances the descriptor by 32 bytes inside the swizzle atom.
- *  MN-major (transposed A, plain B): chunks of 64 M/N elements; inside a chunk rows are K, 128 bytes
- *           of M/N each. A k-step of 16 advances 16 rows (2048 bytes); chunks sit `chunk_bytes` apart. */
+ *  MN-major (transposed A, plain B): chunks of 64 M/N elements (rows of 128 bytes, 128-byte swizzle) or of
+ *           32 (rows of 64 bytes, 64-byte swizzle); inside a chunk rows are K, one row per K. A k-step of 16
+ *           advances 16 rows; chunks of 64 K rows sit back to back. */
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,14 +18,15 @@
 
 namespace hk::hopper {
 
-/* Descriptor of a 128B-swizzled tile. lbo/sbo in bytes: K-major uses sbo = 1024 (8 rows) and ignores
- * lbo; MN-major uses lbo = distance between 64-element M/N chunks and sbo = 1024 (8 K rows). */
-__device__ __forceinline__ uint64_t smem_desc_sw128(const void *tile, uint32_t lbo, uint32_t sbo)
+/* Descriptor of a tile swizzled over rows of `swizzle` bytes (128 or 64). lbo/sbo in bytes: K-major uses
+ * sbo = 8 rows and ignores lbo; MN-major uses lbo = distance between M/N chunks and sbo = 8 K rows. */
+template <int swizzle> __device__ __forceinline__ uint64_t smem_desc(const void *tile, uint32_t lbo, uint32_t sbo)
 {
+    static_assert(swizzle == 128 || swizzle == 64, "the swizzles TMA lays out here");
     uint64_t d = (smem_addr(tile) & 0x3FFFFu) >> 4;
     d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFFu) << 16;
     d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32;
-    d |= 1ull << 62; /* 128-byte swizzle */
+    d |= static_cast<uint64_t>(swizzle == 128 ? 1 : 2) << 62; /* the descriptor's swizzle mode */
     return d;
 }
 
@@ -270,21 +272,33 @@ template <> struct wgmma_op<256, __nv_fp8_e4m3, false, false> {
 /* The instruction k of one wgmma for element type T. */
 template <class T> constexpr int wgmma_k = 32 / sizeof(T);
 
+/* Past the instruction's 256 columns, two: columns 256.. start 32 KiB further into B in either layout (256 K-major
+ * rows of 128 bytes, or 256 MN-major columns of 64 K rows), and their registers follow the first 128. */
 template <class T, bool TA, bool TB, int N>
 __device__ __forceinline__ void wgmma(accum_64xN<N> &acc, uint64_t desc_a, uint64_t desc_b)
 {
-    wgmma_op<N, T, TA, TB>::run(acc.v, desc_a, desc_b, 1);
+    if constexpr (N <= 256) {
+        wgmma_op<N, T, TA, TB>::run(acc.v, desc_a, desc_b, 1);
+    } else {
+        static_assert(N - 256 <= 256, "at most two instructions");
+        wgmma_op<256, T, TA, TB>::run(reinterpret_cast<float(&)[128]>(acc.v[0]), desc_a, desc_b, 1);
+        wgmma_op<N - 256, T, TA, TB>::run(reinterpret_cast<float(&)[N / 2 - 128]>(acc.v[128]), desc_a,
+                                          desc_advance(desc_b, 256 * 128), 1);
+    }
 }
 
-/* acc += one k-block (128 bytes of K) of A (64 rows) times B (N columns), both 128B-swizzled tiles as TMA
- * lays them out: K-major (rows of 128 bytes of K) or, for TA/TB, MN-major (64-element M/N chunks of 64 K
- * rows, 8 KiB apart). Issued and committed as one wgmma group; the caller waits for it. */
-template <class T, bool TA, bool TB, int N>
+/* acc += one k-block (128 bytes of K) of A (64 rows) times B (N columns), tiles as TMA lays them out: K-major
+ * (rows of 128 bytes of K, 128-byte swizzle) or, for TA/TB, MN-major (M/N chunks of 64 K rows: A in chunks of
+ * 64 elements, B in chunks of B_SWIZZLE bytes, 64 or 32 elements). Issued and committed as one wgmma group; the
+ * caller waits for it. */
+template <class T, bool TA, bool TB, int B_SWIZZLE, int N>
 __device__ __forceinline__ void wgmma_kblock(accum_64xN<N> &acc, const void *a, const void *b)
 {
+    static_assert(B_SWIZZLE == 128 || TB, "a K-major tile has 128-byte rows");
     constexpr int k = wgmma_k<T>, steps = 128 / sizeof(T) / k;
-    constexpr uint32_t chunk = 64 * 128, a_step = TA ? k * 128 : k * sizeof(T), b_step = TB ? k * 128 : k * sizeof(T);
-    const uint64_t da = smem_desc_sw128(a, TA ? chunk : 16, 1024), db = smem_desc_sw128(b, TB ? chunk : 16, 1024);
+    constexpr uint32_t a_step = TA ? k * 128 : k * sizeof(T), b_step = TB ? k * B_SWIZZLE : k * sizeof(T);
+    const uint64_t da = smem_desc<128>(a, TA ? 64 * 128 : 16, 1024);
+    const uint64_t db = smem_desc<B_SWIZZLE>(b, TB ? 64 * B_SWIZZLE : 16, 8 * B_SWIZZLE);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < steps; ++kk)
