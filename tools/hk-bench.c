@@ -1,5 +1,10 @@
 /* hk-bench: runs every op at realistic sizes on the best backend here (small sizes on the CPU), checks a
  * sample of each output against float64 math on the host, and prints time and TFLOP/s or GB/s.
+ * Timing: warm-up calls, then the timed calls enqueued back to back, each between its own pair of events and read
+ * only after the last, so the GPU never waits on the host between them; the median is reported. On a GPU the calls
+ * rotate over copies of the op's inputs (>= 512 MiB in all, more than any L2 or Infinity Cache) so that none reads
+ * what an earlier call left in cache, and a first row measures device-to-device copy bandwidth: the ceiling that
+ * the memory-bound rows are also given as a share of.
  * Peers (cuBLAS, cuDNN, torch.compile) are timed side by side by bench/peers.py, not here. */
 #include "telemetry.h"
 
@@ -15,6 +20,7 @@ typedef struct bench {
     hk_context *ctx;
     bool gpu, json, first_row;
     int warmup, repeats;
+    double copy_gbps; /* the measured copy rate, ceiling of the memory-bound rows; 0 when not measured */
     uint64_t rng;
 } bench;
 
@@ -124,9 +130,52 @@ static void release(bench *b, buffer *bufs, size_t n)
     }
 }
 
+/* ---------------------------------------------------------------- input sets */
+
+enum { MAX_SETS = 16, MAX_INPUTS = 6 };
+#define ROTATION_BYTES ((size_t)512 << 20)
+
+/* The sets of inputs an op's calls rotate over. Set 0 is the op's own inputs; on a GPU, device copies of them follow
+ * until the sets hold >= 512 MiB (at most 16 sets), more than the H200's 50 MB L2 or the MI300X's 256 MB Infinity
+ * Cache, so that no call finds its inputs left in cache by the calls before it. The copies hold the same values, so
+ * the output check against set 0's host data holds whichever set wrote the output. Outputs are not copied. */
+typedef struct input_sets {
+    int count;
+    void *dev[MAX_SETS][MAX_INPUTS]; /* input i of set s */
+    buffer copies[(MAX_SETS - 1) * MAX_INPUTS];
+    size_t made; /* copies allocated so far, what release() frees */
+} input_sets;
+
+/* Fills a zeroed *in from the op's n (<= MAX_INPUTS) input buffers; false on failure (message printed). */
+static bool make_sets(bench *b, input_sets *in, const buffer *const *inputs, size_t n)
+{
+    size_t bytes = 0, count = 1;
+    for (size_t i = 0; i < n; ++i)
+        bytes += inputs[i]->bytes;
+    if (b->gpu && bytes > 0) /* ceil(ROTATION_BYTES / bytes) */
+        count = ROTATION_BYTES / bytes + (ROTATION_BYTES % bytes != 0);
+    in->count = count < MAX_SETS ? (int)count : MAX_SETS;
+    for (size_t i = 0; i < n; ++i)
+        in->dev[0][i] = inputs[i]->dev;
+    for (int s = 1; s < in->count; ++s) {
+        for (size_t i = 0; i < n; ++i) {
+            buffer *copy = &in->copies[in->made++];
+            *copy = (buffer){.bytes = inputs[i]->bytes};
+            if (hk_malloc(b->ctx, &copy->dev, copy->bytes) != HK_OK)
+                return fail("malloc");
+            if (hk_memcpy(b->ctx, copy->dev, inputs[i]->dev, copy->bytes, HK_COPY_DEVICE_TO_DEVICE) != HK_OK)
+                return fail("memcpy");
+            in->dev[s][i] = copy->dev;
+        }
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- timing and report */
 
 typedef hk_status (*op_fn)(hk_context *, const void *);
+
+enum { MAX_REPEATS = 64 };
 
 static int cmp_float(const void *x, const void *y)
 {
@@ -134,50 +183,65 @@ static int cmp_float(const void *x, const void *y)
     return (a > c) - (a < c);
 }
 
-/* Median milliseconds of `repeats` runs after `warmup` runs; negative on failure (message in *error). */
-static float time_op(bench *b, op_fn fn, const void *args, const char **error)
+/* Median milliseconds of b->repeats calls after b->warmup calls; call i reads the args struct at args + (i % sets) *
+ * stride. The timed calls are enqueued back to back, each between its own pair of events, and their times read only
+ * after the last one, so that no call waits on an idle GPU for the host to launch it. Negative on failure (message
+ * in *error). */
+static float time_op(bench *b, op_fn fn, const void *args, size_t stride, int sets, const char **error)
 {
-    hk_event *start = NULL, *end = NULL;
-    float times[64], median = -1.0f;
+    hk_event *events[2 * MAX_REPEATS] = {0}; /* timed call i runs between events[2 i] and events[2 i + 1] */
+    float times[MAX_REPEATS], median = -1.0f;
+    const int repeats = b->repeats;
+    const char *set = args;
     *error = NULL;
-    if (hk_event_create(b->ctx, &start) != HK_OK || hk_event_create(b->ctx, &end) != HK_OK) {
-        *error = hk_last_error();
-        goto done;
+    if (repeats < 1 || repeats > MAX_REPEATS) {
+        *error = "repeats must be 1 to 64";
+        return median;
     }
-    for (int i = 0; i < b->warmup; ++i) {
-        if (fn(b->ctx, args) != HK_OK) {
-            *error = hk_last_error();
-            goto done;
-        }
-    }
-    for (int i = 0; i < b->repeats; ++i) {
-        hk_event_record(start, NULL);
-        hk_status st = fn(b->ctx, args);
-        hk_event_record(end, NULL);
-        if (st != HK_OK || hk_event_elapsed_ms(start, end, &times[i]) != HK_OK) {
-            *error = hk_last_error();
-            goto done;
-        }
-    }
-    qsort(times, (size_t)b->repeats, sizeof times[0], cmp_float);
-    median = times[b->repeats / 2];
+    for (int i = 0; i < 2 * repeats; ++i)
+        if (hk_event_create(b->ctx, &events[i]) != HK_OK)
+            goto failed;
+    for (int i = 0; i < b->warmup; ++i)
+        if (fn(b->ctx, set + (size_t)(i % sets) * stride) != HK_OK)
+            goto failed;
+    for (int i = 0; i < repeats; ++i)
+        if (hk_event_record(events[2 * i], NULL) != HK_OK || fn(b->ctx, set + (size_t)(i % sets) * stride) != HK_OK ||
+            hk_event_record(events[2 * i + 1], NULL) != HK_OK)
+            goto failed;
+    for (int i = 0; i < repeats; ++i)
+        if (hk_event_elapsed_ms(events[2 * i], events[2 * i + 1], &times[i]) != HK_OK)
+            goto failed;
+    qsort(times, (size_t)repeats, sizeof times[0], cmp_float);
+    median = times[repeats / 2];
+    goto done;
+failed:
+    *error = hk_last_error();
 done:
-    hk_event_destroy(start);
-    hk_event_destroy(end);
+    for (int i = 0; i < 2 * repeats; ++i)
+        hk_event_destroy(events[i]);
     return median;
 }
 
+/* One row. err is the sample's largest relative error, NAN on a row that checks nothing (the copy). A memory-bound
+ * row (flops == 0) also gives its rate as a share of the measured copy rate, where there is one. */
 static void report(bench *b, const char *op, const char *shape, float ms, double flops, double bytes, double err,
                    const char *error)
 {
+    double gbps = error ? 0.0 : bytes / ms * 1e-6;
+    double pct = !error && flops == 0 && b->copy_gbps > 0 ? 100.0 * gbps / b->copy_gbps : -1.0;
     if (b->json) {
         printf("%s\n  {\"op\": \"%s\", \"shape\": \"%s\", \"arch\": \"%s\"", b->first_row ? "" : ",", op, shape,
                hk_context_arch(b->ctx));
-        if (error)
+        if (error) {
             printf(", \"error\": \"%s\"}", error);
-        else
-            printf(", \"ms\": %.4f, \"tflops\": %.2f, \"gbps\": %.1f, \"max_rel_err\": %.3g}", ms,
-                   flops > 0 ? flops / ms * 1e-9 : 0.0, bytes / ms * 1e-6, err);
+        } else {
+            printf(", \"ms\": %.4f, \"tflops\": %.2f, \"gbps\": %.1f", ms, flops > 0 ? flops / ms * 1e-9 : 0.0, gbps);
+            if (!isnan(err))
+                printf(", \"max_rel_err\": %.3g", err);
+            if (pct >= 0)
+                printf(", \"pct_of_copy\": %.1f", pct);
+            printf("}");
+        }
         b->first_row = false;
         return;
     }
@@ -185,12 +249,20 @@ static void report(bench *b, const char *op, const char *shape, float ms, double
         printf("%-13s %-34s %s\n", op, shape, error);
         return;
     }
-    char rate[32];
+    char rate[32], share[16] = "";
     if (flops > 0)
         snprintf(rate, sizeof rate, "%8.2f TFLOP/s", flops / ms * 1e-9);
     else
-        snprintf(rate, sizeof rate, "%8.1f GB/s", bytes / ms * 1e-6);
-    printf("%-13s %-34s %10.3f %16s   %-9.2e %s\n", op, shape, ms, rate, err, err <= 2e-2 ? "ok" : "MISMATCH");
+        snprintf(rate, sizeof rate, "%8.1f GB/s", gbps);
+    if (pct >= 0)
+        snprintf(share, sizeof share, "   %6.1f%%", pct);
+    else if (b->gpu) /* keep the "of copy" column */
+        snprintf(share, sizeof share, "%10s", "");
+    printf("%-13s %-34s %10.3f %16s", op, shape, ms, rate);
+    if (isnan(err))
+        printf("\n");
+    else
+        printf("%s   %-9.2e %s\n", share, err, err <= 2e-2 ? "ok" : "MISMATCH");
 }
 
 /* Relative error of a sampled value against its float64 reference, with an absolute floor. */
@@ -203,20 +275,58 @@ static double rel_err(double got, double ref, double floor)
 
 /* ---------------------------------------------------------------- ops */
 
+typedef struct copy_args {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_args;
+
+static hk_status copy_op(hk_context *ctx, const void *args)
+{
+    const copy_args *c = args;
+    return hk_memcpy(ctx, c->dst, c->src, c->bytes, HK_COPY_DEVICE_TO_DEVICE);
+}
+
+/* The memory-bound rows' ceiling: device-to-device copy bandwidth, counting the bytes read and written. */
+static void bench_copy(bench *b)
+{
+    /* hk_memcpy blocks, so every timed copy also holds the host's launch gap; the difference between a 2 GiB and a
+     * 512 MiB copy cancels that fixed time, so the ceiling is the device's alone */
+    const size_t big = (size_t)2 << 30, small = big / 4;
+    const double bytes = 2.0 * (double)(big - small);
+    void *src = NULL, *dst = NULL;
+    const char *error = NULL;
+    float ms = -1.0f;
+    if (hk_malloc(b->ctx, &src, big) != HK_OK || hk_malloc(b->ctx, &dst, big) != HK_OK) {
+        error = hk_last_error();
+    } else {
+        const copy_args c_big = {dst, src, big}, c_small = {dst, src, small};
+        const float t_big = time_op(b, copy_op, &c_big, 0, 1, &error);
+        const float t_small = error ? -1.0f : time_op(b, copy_op, &c_small, 0, 1, &error);
+        ms = t_big - t_small;
+        if (!error && !(ms > 0.0f))
+            error = "a 2 GiB copy timed no slower than a 512 MiB one";
+    }
+    report(b, "copy", "2 GiB minus 512 MiB, device-to-device", ms, 0, bytes, NAN, error);
+    if (!error)
+        b->copy_gbps = bytes / ms * 1e-6;
+    hk_free(b->ctx, src);
+    hk_free(b->ctx, dst);
+}
+
 static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_type)
 {
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld %s NT%s", (long long)m, (long long)n, (long long)k, hk_dtype_name(in_type),
              in_type == HK_DTYPE_BF16 ? "" : " fast");
     buffer buf[3] = {0};
+    input_sets in = {0};
     bool fp8 = in_type == HK_DTYPE_FP8_E4M3 || in_type == HK_DTYPE_FP8_E4M3FNUZ;
     bool fnuz = in_type == HK_DTYPE_FP8_E4M3FNUZ;
     float range = fp8 ? 4.0f : 1.0f;
     if (!make_buffer(b, &buf[0], (size_t)(m * k), in_type, range) || !make_buffer(b, &buf[1], (size_t)(n * k), in_type, range) ||
-        !make_output(b, &buf[2], (size_t)(m * n) * 2)) {
-        release(b, buf, 3);
-        return;
-    }
+        !make_output(b, &buf[2], (size_t)(m * n) * 2) || !make_sets(b, &in, (const buffer *[]){&buf[0], &buf[1]}, 2))
+        goto done;
     hk_gemm_args a = HK_ARGS_INIT(hk_gemm_args);
     a.m = m, a.n = n, a.k = k;
     a.a_type = a.b_type = in_type;
@@ -228,8 +338,13 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
     a.alpha = 1.0f;
     if (fp8) /* the fast-accumulation mode, as served by sm_90a (cuBLASLt's FAST_ACCUM peer) */
         a.scale_a = 0.5f, a.scale_b = 0.25f, a.fp8_fast_accum = 1;
+    hk_gemm_args per_set[MAX_SETS];
+    for (int s = 0; s < in.count; ++s) {
+        per_set[s] = a;
+        per_set[s].a = in.dev[s][0], per_set[s].b = in.dev[s][1];
+    }
     const char *error;
-    float ms = time_op(b, (op_fn)hk_gemm, &a, &error);
+    float ms = time_op(b, (op_fn)hk_gemm, per_set, sizeof per_set[0], in.count, &error);
     double err = 0;
     if (!error && read_back(b, &buf[2])) {
         for (int s = 0; s < 64; ++s) {
@@ -249,6 +364,8 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
         }
     }
     report(b, "gemm", shape, ms, 2.0 * m * n * k, 0, err, error);
+done:
+    release(b, in.copies, in.made);
     release(b, buf, 3);
 }
 
@@ -300,6 +417,7 @@ static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_k
              (long long)heads_kv, (long long)n, (long long)d, causal ? " causal" : "");
     size_t q_count = (size_t)(batch * n * heads_q * d), kv_count = (size_t)(batch * n * heads_kv * d);
     buffer buf[10] = {0};
+    input_sets in = {0};
     hk_attn_fwd_args f = HK_ARGS_INIT(hk_attn_fwd_args);
     f.dtype = HK_DTYPE_BF16;
     f.batch = batch, f.seqlen_q = f.seqlen_k = n, f.heads_q = heads_q, f.heads_kv = heads_kv, f.head_dim = d;
@@ -312,7 +430,14 @@ static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_k
     double flops = 4.0 * batch * heads_q * n * n * d * (causal ? 0.5 : 1.0);
     const char *error;
     if (!backward) {
-        float ms = time_op(b, (op_fn)hk_attn_fwd, &f, &error);
+        if (!make_sets(b, &in, (const buffer *[]){&buf[0], &buf[1], &buf[2]}, 3))
+            goto done;
+        hk_attn_fwd_args per_set[MAX_SETS];
+        for (int s = 0; s < in.count; ++s) {
+            per_set[s] = f;
+            per_set[s].q = in.dev[s][0], per_set[s].k = in.dev[s][1], per_set[s].v = in.dev[s][2];
+        }
+        float ms = time_op(b, (op_fn)hk_attn_fwd, per_set, sizeof per_set[0], in.count, &error);
         double err = 0, ref[512];
         if (!error && d <= 512 && read_back(b, &buf[3])) {
             for (int s = 0; s < 8; ++s) {
@@ -337,8 +462,10 @@ static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_k
     g.batch = batch, g.seqlen_q = g.seqlen_k = n, g.heads_q = heads_q, g.heads_kv = heads_kv, g.head_dim = d;
     g.causal = causal;
     g.q = f.q, g.k = f.k, g.v = f.v, g.o = f.o, g.lse = f.lse;
+    /* inputs: Q, K, V, the forward's O and LSE, and dO */
     if (!make_buffer(b, &buf[5], q_count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[6], q_count * 2) ||
-        !make_output(b, &buf[7], kv_count * 2) || !make_output(b, &buf[8], kv_count * 2))
+        !make_output(b, &buf[7], kv_count * 2) || !make_output(b, &buf[8], kv_count * 2) ||
+        !make_sets(b, &in, (const buffer *[]){&buf[0], &buf[1], &buf[2], &buf[3], &buf[4], &buf[5]}, 6))
         goto done;
     g.d_o = buf[5].dev, g.dq = buf[6].dev, g.dk = buf[7].dev, g.dv = buf[8].dev;
     size_t ws = 0;
@@ -349,7 +476,13 @@ static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_k
     if (ws && hk_malloc(b->ctx, &buf[9].dev, ws) != HK_OK)
         goto done;
     g.workspace = buf[9].dev, g.workspace_size = ws;
-    float ms = time_op(b, (op_fn)hk_attn_bwd, &g, &error);
+    hk_attn_bwd_args per_set[MAX_SETS];
+    for (int s = 0; s < in.count; ++s) {
+        per_set[s] = g;
+        per_set[s].q = in.dev[s][0], per_set[s].k = in.dev[s][1], per_set[s].v = in.dev[s][2];
+        per_set[s].o = in.dev[s][3], per_set[s].lse = in.dev[s][4], per_set[s].d_o = in.dev[s][5];
+    }
+    float ms = time_op(b, (op_fn)hk_attn_bwd, per_set, sizeof per_set[0], in.count, &error);
     double err = 0, out[512], ref[512];
     if (!error && d <= 512 && read_back(b, &buf[6])) {
         for (int s = 0; s < 4; ++s) {
@@ -367,6 +500,7 @@ static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_k
     }
     report(b, "attn_bwd", shape, ms, 2.5 * flops, 0, err, error);
 done:
+    release(b, in.copies, in.made);
     release(b, buf, 10);
 }
 
@@ -377,18 +511,23 @@ static void bench_rotary(bench *b, int64_t batch, int64_t n, int64_t heads, int6
              (long long)d);
     size_t count = (size_t)(batch * n * heads * d);
     buffer buf[4] = {0};
+    input_sets in = {0};
     if (!make_buffer(b, &buf[0], count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[1], count * 2) ||
         !make_buffer(b, &buf[2], (size_t)(n * d / 2), HK_DTYPE_F32, 1) ||
-        !make_buffer(b, &buf[3], (size_t)(n * d / 2), HK_DTYPE_F32, 1)) {
-        release(b, buf, 4);
-        return;
-    }
+        !make_buffer(b, &buf[3], (size_t)(n * d / 2), HK_DTYPE_F32, 1) ||
+        !make_sets(b, &in, (const buffer *[]){&buf[0], &buf[2], &buf[3]}, 3))
+        goto done;
     hk_rotary_args a = HK_ARGS_INIT(hk_rotary_args);
     a.dtype = HK_DTYPE_BF16;
     a.batch = batch, a.seqlen = n, a.heads = heads, a.head_dim = d;
     a.x = buf[0].dev, a.out = buf[1].dev, a.cos = buf[2].dev, a.sin = buf[3].dev, a.table_positions = n;
+    hk_rotary_args per_set[MAX_SETS];
+    for (int s = 0; s < in.count; ++s) {
+        per_set[s] = a;
+        per_set[s].x = in.dev[s][0], per_set[s].cos = in.dev[s][1], per_set[s].sin = in.dev[s][2];
+    }
     const char *error;
-    float ms = time_op(b, (op_fn)hk_rotary, &a, &error);
+    float ms = time_op(b, (op_fn)hk_rotary, per_set, sizeof per_set[0], in.count, &error);
     double err = 0;
     if (!error && read_back(b, &buf[1])) {
         const uint16_t *x = buf[0].host, *y = buf[1].host;
@@ -404,6 +543,8 @@ static void bench_rotary(bench *b, int64_t batch, int64_t n, int64_t heads, int6
         }
     }
     report(b, "rotary", shape, ms, 0, 2.0 * (double)count * 2, err, error);
+done:
+    release(b, in.copies, in.made);
     release(b, buf, 4);
 }
 
@@ -413,6 +554,7 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     snprintf(shape, sizeof shape, "T%lld D%lld bf16 p0.1 LayerNorm", (long long)rows, (long long)cols);
     size_t count = (size_t)(rows * cols);
     buffer buf[12] = {0};
+    input_sets in = {0};
     const float p = 0.1f;
     if (!make_buffer(b, &buf[0], count, HK_DTYPE_BF16, 1) || !make_buffer(b, &buf[1], count, HK_DTYPE_BF16, 1) ||
         !make_buffer(b, &buf[2], (size_t)cols, HK_DTYPE_F32, 1) || !make_buffer(b, &buf[3], (size_t)cols, HK_DTYPE_F32, 1) ||
@@ -428,7 +570,15 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     a.dropout_p = p, a.seed = 1234, a.offset = 0;
     const char *error;
     if (!backward) {
-        float ms = time_op(b, (op_fn)hk_ln_fused, &a, &error);
+        if (!make_sets(b, &in, (const buffer *[]){&buf[0], &buf[1], &buf[2], &buf[3]}, 4))
+            goto done;
+        hk_ln_fused_args per_set[MAX_SETS];
+        for (int s = 0; s < in.count; ++s) {
+            per_set[s] = a;
+            per_set[s].x = in.dev[s][0], per_set[s].residual = in.dev[s][1];
+            per_set[s].gamma = in.dev[s][2], per_set[s].beta = in.dev[s][3];
+        }
+        float ms = time_op(b, (op_fn)hk_ln_fused, per_set, sizeof per_set[0], in.count, &error);
         double err = 0;
         if (!error && read_back(b, &buf[4]) && read_back(b, &buf[5])) {
             /* Rows are checked from the library's own residual_out (z), which fixes the dropout mask. */
@@ -462,8 +612,10 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     g.rows = rows, g.cols = cols;
     g.z = a.residual_out, g.gamma = a.gamma, g.mean = a.mean, g.rstd = a.rstd;
     g.dropout_p = p, g.seed = a.seed, g.offset = a.offset;
+    /* inputs: dy, and the forward's z, mean and rstd (buf[5] to buf[7]) with gamma */
     if (!make_buffer(b, &buf[8], count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[9], count * 2) ||
-        !make_output(b, &buf[10], count * 2) || !make_output(b, &buf[11], (size_t)cols * 8))
+        !make_output(b, &buf[10], count * 2) || !make_output(b, &buf[11], (size_t)cols * 8) ||
+        !make_sets(b, &in, (const buffer *[]){&buf[8], &buf[5], &buf[2], &buf[6], &buf[7]}, 5))
         goto done;
     g.dy = buf[8].dev, g.dx = buf[9].dev, g.dresidual = buf[10].dev;
     g.dgamma = buf[11].dev, g.dbeta = (float *)buf[11].dev + cols;
@@ -476,7 +628,13 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     if (ws && hk_malloc(b->ctx, &workspace, ws) != HK_OK)
         goto done;
     g.workspace = workspace, g.workspace_size = ws;
-    float ms = time_op(b, (op_fn)hk_ln_fused_bwd, &g, &error);
+    hk_ln_fused_bwd_args per_set[MAX_SETS];
+    for (int s = 0; s < in.count; ++s) {
+        per_set[s] = g;
+        per_set[s].dy = in.dev[s][0], per_set[s].z = in.dev[s][1], per_set[s].gamma = in.dev[s][2];
+        per_set[s].mean = in.dev[s][3], per_set[s].rstd = in.dev[s][4];
+    }
+    float ms = time_op(b, (op_fn)hk_ln_fused_bwd, per_set, sizeof per_set[0], in.count, &error);
     double err = 0;
     if (!error && read_back(b, &buf[9]) && read_back(b, &buf[10])) {
         /* dx must equal dresidual where kept (scaled by 1/(1-p)) and be exactly 0 where dropped. */
@@ -490,6 +648,7 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     /* dy and z read, dx and dresidual written; gamma and statistics are negligible */
     report(b, "ln_fused_bwd", shape, ms, 0, 4.0 * (double)count * 2, err, error);
 done:
+    release(b, in.copies, in.made);
     release(b, buf, 12);
 }
 
@@ -512,7 +671,12 @@ int main(int argc, char **argv)
         } else {
             printf("usage: hk-bench [--json] [--backend auto|cpu|hip|cuda|emulator]\n"
                    "Times every op on the chosen backend (default: the best one here) and checks a sample of each\n"
-                   "output against float64 math. Small sizes on the CPU, realistic ones on a GPU.\n");
+                   "output against float64 math. Small sizes on the CPU, realistic ones on a GPU.\n"
+                   "Each op runs warm-up calls, then timed calls enqueued back to back, each between its own pair\n"
+                   "of events; the median is reported. On a GPU the calls rotate over copies of the op's inputs\n"
+                   "(>= 512 MiB in all, more than the last-level cache), and a first row measures device-to-device\n"
+                   "copy bandwidth (a 2 GiB copy's time minus a 512 MiB one's): the memory-bound rows also give their\n"
+                   "rate as a share of it.\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -540,11 +704,14 @@ int main(int argc, char **argv)
                    t.memory_used_bytes);
         printf("\"results\": [");
     } else {
-        printf("libhk %s on %s (%s, %s backend); median of %d runs%s%s\n\n%-13s %-34s %10s %16s   %-9s\n",
+        printf("libhk %s on %s (%s, %s backend); median of %d back-to-back runs%s%s%s\n\n"
+               "%-13s %-34s %10s %16s%s   %-9s\n",
                hk_version_string(), hk_context_device_name(b.ctx), hk_context_arch(b.ctx), hk_backend_name(backend),
-               b.repeats, have_tele ? "; " : "", have_tele ? tele : "", "op", "shape", "ms", "rate", "max err");
+               b.repeats, b.gpu ? ", inputs rotated over >= 512 MiB" : "", have_tele ? "; " : "", have_tele ? tele : "",
+               "op", "shape", "ms", "rate", b.gpu ? "   of copy" : "", "max err");
     }
     if (b.gpu) {
+        bench_copy(&b);
         bench_gemm(&b, 4096, 4096, 4096, HK_DTYPE_BF16);
         bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16);
         bench_gemm(&b, 8192, 8192, 8192, fp8);
