@@ -16,9 +16,8 @@
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
  * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only, 3: K-major B, and tn).
  * An N-contiguous B comes in boxes of HK_GEMM_MN_BOX columns: 64 (128-byte swizzle), or 32 (64-byte swizzle) for
- * M192N96, which serves tn that way (nn has the swapped T shapes). Other widths off the 64 grid are built for
- * K-major B only: whole 64-column boxes for a partial one cost 8-23%, and P96 in 32-column boxes lost to P128
- * wherever both fill one round (bench/NOTES.md, "P320, M192N96").
+ * the 96-wide tiles, which serve tn that way (nn has the swapped T shapes). Other widths off the 64 grid are built
+ * for K-major B only: whole 64-column boxes for a partial one cost 8-23% (bench/NOTES.md, "P320, M192N96").
  *  P256  persistent, one CTA per SM walks 128 x 256 tiles in L2-friendly groups;
  *  P320  the same 320 wide (two wgmma per k-step, 256 + 64 columns): one round where 256 needs two;
  *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
@@ -44,7 +43,7 @@
     X(P168, _n168, 128, 168, 4, 1, 1, 0, 1)                                                                     \
     X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
     X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
-    X(P96, _n96, 128, 96, 6, 1, 1, 0, 1)                                                                        \
+    X(P96, _n96, 128, 96, 6, 1, 1, 0, 3)                                                                        \
     X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3)                                                                \
     X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
@@ -92,7 +91,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                                         {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070}, {HK_GEMM_T144, 1070},
                                         {HK_GEMM_T96, 1135}};
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
-    const int64_t tiles_m = hk_gemm_cdiv(m, 128);
+    const int64_t tiles_m = hk_gemm_cdiv(m, 128), tiles128 = tiles_m * hk_gemm_cdiv(n, 128);
     int best = HK_GEMM_P256;
     int64_t best_cost = INT64_MAX;
     *split = 1;
@@ -104,7 +103,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         best = HK_GEMM_M64N64;
     } else if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32)) {
         best = HK_GEMM_M64;
-    } else if (2 * tiles_m * hk_gemm_cdiv(n, 128) <= sms && kblocks >= 8) {
+    } else if (2 * tiles128 <= sms && kblocks >= 8) {
         *split = 2;
         best = HK_GEMM_SK2;
     } else {
@@ -113,7 +112,14 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a))
                 continue;
             const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn) : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
-            const int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * widths[i][1];
+            /* tn's P96 (B in 32-column boxes) costs 1/8 more, and in one round it beats P128 only while 128-wide
+             * tiles leave a third of the SMs idle (1152^3: 0.93 against 0.85; 1216^3: 0.86 against 0.91) */
+            const int p96_tn = widths[i][0] == HK_GEMM_P96 && !trans_b;
+            if (p96_tn && tiles128 <= sms && 3 * tiles128 >= 2 * sms)
+                continue;
+            int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * widths[i][1];
+            if (p96_tn)
+                cost += cost / 8;
             if (cost < best_cost) {
                 best_cost = cost;
                 best = widths[i][0];
