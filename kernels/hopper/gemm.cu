@@ -312,7 +312,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
                     uint8_t *sa = smem + s * S::stage_bytes, *sb = sa + S::a_bytes;
-                    /* MN-major operands come in 64-wide boxes of bk K rows; K-major ones in boxes of rows */
+                    /* MN-major A comes in 64-wide boxes of bk K rows, MN-major B in b_cols-wide ones, K-major
+                     * operands in boxes of rows */
                     if constexpr (A_MN) {
                         for (int i = 0; i < bm / 64; ++i) tma_load_2d(sa + i * 8192, map_a, full[s], tm * bm + 64 * i, kb * bk);
                     } else {
@@ -449,7 +450,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
-/* K-major B, and tn (an N-contiguous B in whole 64-column boxes) */
+/* K-major B, and tn (its N-contiguous B in 32-column boxes under the 64-byte swizzle) */
 #define HK_GEMM_KMAJOR_B_TN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                               \
     HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                      \
     HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)

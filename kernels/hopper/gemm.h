@@ -82,9 +82,10 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, bm_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BM)};
     static const int16_t lay_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_LAY)};
     /* Persistent tiles and their time per tile element relative to 128 x 256 (per mille, fitted to multi-wave
-     * shapes on the H200 in runs 8-11, every column stored by TMA): narrower tiles read more shared-memory bytes
-     * per flop. One-round shapes read higher costs (their fixed time does not shrink with the width), but the
-     * order of the widths that fit one round stays the same there. */
+     * shapes on the H200 in runs 8-11, every column stored by TMA; P320 and M192N96 in the sixth session's calls,
+     * bench/NOTES.md): narrower tiles read more shared-memory bytes per flop. One-round shapes read higher costs
+     * (their fixed time does not shrink with the width), but the order of the widths that fit one round stays the
+     * same there. */
     static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P320, 1000}, {HK_GEMM_P208, 1030},
                                         {HK_GEMM_P192, 1030}, {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070},
                                         {HK_GEMM_P128, 1050}, {HK_GEMM_P96, 1135}, {HK_GEMM_M192N96, 1300},
