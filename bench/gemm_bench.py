@@ -64,7 +64,7 @@ def tunes(m, n, k):
         return ['sk2:2', 'sw16', 'sw64']
     if m * n * k <= 2 ** 29:
         return ['p256', 'p144', 'p128', 'sk2:1', 'm64', 'm64n64']
-    return ['p256', 'p192', 'p144', 'p128', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p256', 'p192', 'p144']
+    return ['p256', 'p192', 'p144', 'p128', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p320', 'p256', 'p192']
 
 
 def tuned(run, tune):
@@ -138,7 +138,7 @@ def bench_gemm(b):
         contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p256', 'p144')]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p320', 'p256', 'p144')]
         b.alternate('gemm', shape + ' e4m3', contenders, flops=2.0 * s ** 3)
         del a, w, out
 
