@@ -548,18 +548,23 @@ done:
     release(b, buf, 4);
 }
 
-static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
+/* Training-style LayerNorm: the forward writes the dropout mask, the backward reads it (philox: the backward
+ * draws the mask again from the Philox stream instead, and no mask is stored). */
+static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward, bool philox)
 {
     char shape[64];
-    snprintf(shape, sizeof shape, "T%lld D%lld bf16 p0.1 LayerNorm", (long long)rows, (long long)cols);
+    snprintf(shape, sizeof shape, "T%lld D%lld bf16 p0.1 LayerNorm%s", (long long)rows, (long long)cols,
+             philox ? " Philox" : "");
     size_t count = (size_t)(rows * cols);
-    buffer buf[12] = {0};
+    const size_t mask_bytes = philox ? 0 : (size_t)rows * HK_DROPOUT_MASK_WORDS(cols) * 4;
+    buffer buf[13] = {0};
     input_sets in = {0};
     const float p = 0.1f;
     if (!make_buffer(b, &buf[0], count, HK_DTYPE_BF16, 1) || !make_buffer(b, &buf[1], count, HK_DTYPE_BF16, 1) ||
         !make_buffer(b, &buf[2], (size_t)cols, HK_DTYPE_F32, 1) || !make_buffer(b, &buf[3], (size_t)cols, HK_DTYPE_F32, 1) ||
         !make_output(b, &buf[4], count * 2) || !make_output(b, &buf[5], count * 2) ||
-        !make_output(b, &buf[6], (size_t)rows * 4) || !make_output(b, &buf[7], (size_t)rows * 4))
+        !make_output(b, &buf[6], (size_t)rows * 4) || !make_output(b, &buf[7], (size_t)rows * 4) ||
+        (mask_bytes && !make_output(b, &buf[12], mask_bytes)))
         goto done;
     hk_ln_fused_args a = HK_ARGS_INIT(hk_ln_fused_args);
     a.norm = HK_NORM_LAYER;
@@ -568,6 +573,7 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     a.x = buf[0].dev, a.residual = buf[1].dev, a.gamma = buf[2].dev, a.beta = buf[3].dev;
     a.y = buf[4].dev, a.residual_out = buf[5].dev, a.mean = buf[6].dev, a.rstd = buf[7].dev;
     a.dropout_p = p, a.seed = 1234, a.offset = 0;
+    a.dropout_mask = mask_bytes ? buf[12].dev : NULL;
     const char *error;
     if (!backward) {
         if (!make_sets(b, &in, (const buffer *[]){&buf[0], &buf[1], &buf[2], &buf[3]}, 4))
@@ -598,8 +604,9 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
                 }
             }
         }
-        /* x and residual read, y and residual_out written, plus the row statistics */
-        report(b, "ln_fused", shape, ms, 0, 4.0 * (double)count * 2 + 8.0 * (double)rows, err, error);
+        /* x and residual read, y and residual_out written, plus the row statistics and the mask */
+        report(b, "ln_fused", shape, ms, 0, 4.0 * (double)count * 2 + 8.0 * (double)rows + (double)mask_bytes, err,
+               error);
         goto done;
     }
     if (hk_ln_fused(b->ctx, &a) != HK_OK) {
@@ -612,10 +619,11 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
     g.rows = rows, g.cols = cols;
     g.z = a.residual_out, g.gamma = a.gamma, g.mean = a.mean, g.rstd = a.rstd;
     g.dropout_p = p, g.seed = a.seed, g.offset = a.offset;
-    /* inputs: dy, and the forward's z, mean and rstd (buf[5] to buf[7]) with gamma */
+    g.dropout_mask = a.dropout_mask;
+    /* inputs: dy, and the forward's z, mean, rstd (buf[5] to buf[7]) and mask (buf[12]) with gamma */
     if (!make_buffer(b, &buf[8], count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[9], count * 2) ||
         !make_output(b, &buf[10], count * 2) || !make_output(b, &buf[11], (size_t)cols * 8) ||
-        !make_sets(b, &in, (const buffer *[]){&buf[8], &buf[5], &buf[2], &buf[6], &buf[7]}, 5))
+        !make_sets(b, &in, (const buffer *[]){&buf[8], &buf[5], &buf[2], &buf[6], &buf[7], &buf[12]}, mask_bytes ? 6 : 5))
         goto done;
     g.dy = buf[8].dev, g.dx = buf[9].dev, g.dresidual = buf[10].dev;
     g.dgamma = buf[11].dev, g.dbeta = (float *)buf[11].dev + cols;
@@ -633,6 +641,8 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
         per_set[s] = g;
         per_set[s].dy = in.dev[s][0], per_set[s].z = in.dev[s][1], per_set[s].gamma = in.dev[s][2];
         per_set[s].mean = in.dev[s][3], per_set[s].rstd = in.dev[s][4];
+        if (mask_bytes)
+            per_set[s].dropout_mask = in.dev[s][5];
     }
     float ms = time_op(b, (op_fn)hk_ln_fused_bwd, per_set, sizeof per_set[0], in.count, &error);
     double err = 0;
@@ -645,11 +655,11 @@ static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward)
         }
     }
     hk_free(b->ctx, workspace);
-    /* dy and z read, dx and dresidual written; gamma and statistics are negligible */
-    report(b, "ln_fused_bwd", shape, ms, 0, 4.0 * (double)count * 2, err, error);
+    /* dy and z read, dx and dresidual written, the mask read; gamma and statistics are negligible */
+    report(b, "ln_fused_bwd", shape, ms, 0, 4.0 * (double)count * 2 + (double)mask_bytes, err, error);
 done:
     release(b, in.copies, in.made);
-    release(b, buf, 12);
+    release(b, buf, 13);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -720,12 +730,15 @@ int main(int argc, char **argv)
         bench_attn(&b, 16, 16, 16, 4096, 128, false, true);
         bench_rotary(&b, 16, 4096, 16, 128);
         bench_rotary(&b, 4, 8192, 32, 128);
-        bench_ln(&b, 65536, 1024, false);
-        bench_ln(&b, 65536, 4096, false);
-        bench_ln(&b, 32768, 8192, false);
-        bench_ln(&b, 65536, 1024, true);
-        bench_ln(&b, 65536, 4096, true);
-        bench_ln(&b, 32768, 8192, true);
+        bench_ln(&b, 65536, 1024, false, false);
+        bench_ln(&b, 65536, 4096, false, false);
+        bench_ln(&b, 32768, 8192, false, false);
+        bench_ln(&b, 65536, 1024, true, false);
+        bench_ln(&b, 65536, 4096, true, false);
+        bench_ln(&b, 32768, 8192, true, false);
+        bench_ln(&b, 65536, 1024, true, true);
+        bench_ln(&b, 65536, 4096, true, true);
+        bench_ln(&b, 32768, 8192, true, true);
     } else {
         bench_gemm(&b, 512, 512, 512, HK_DTYPE_BF16);
         bench_gemm(&b, 256, 256, 256, fp8);
@@ -733,8 +746,8 @@ int main(int argc, char **argv)
         bench_attn(&b, 1, 8, 2, 512, 64, true, false);
         bench_attn(&b, 1, 4, 4, 256, 64, true, true);
         bench_rotary(&b, 2, 512, 8, 128);
-        bench_ln(&b, 4096, 1024, false);
-        bench_ln(&b, 4096, 1024, true);
+        bench_ln(&b, 4096, 1024, false, false);
+        bench_ln(&b, 4096, 1024, true, false);
     }
     printf(b.json ? "\n]}\n" : "\n");
     hk_context_destroy(b.ctx);
