@@ -70,8 +70,7 @@ class Bench:
             fn(warmup + i)
             end[i].record()
         torch.cuda.synchronize()
-        times = sorted(s.elapsed_time(e) for s, e in zip(start, end))
-        return statistics.median(times), times[len(times) // 10], times[-1 - len(times) // 10]
+        return spread(s.elapsed_time(e) for s, e in zip(start, end))
 
     def row(self, grp, shape, impl, fn, bytes=None, flops=None):
         if self.args.libhk_only and impl.startswith('torch') and grp != 'copy':  # the ceiling always runs
@@ -143,8 +142,7 @@ class Bench:
                     ev[j][r * burst + i][1].record()
         torch.cuda.synchronize()
         for j, (impl, _) in enumerate(todo):
-            t = sorted(s.elapsed_time(e) for s, e in ev[j])
-            self._add_row(grp, shape, impl, statistics.median(t), t[len(t) // 10], t[-1 - len(t) // 10], bytes, flops)
+            self._add_row(grp, shape, impl, *spread(s.elapsed_time(e) for s, e in ev[j]), bytes, flops)
 
     def each_env(self, fn):
         """fn(tag) once per value of --env NAME=v1,v2 with NAME set to it (tag ' v1', ...), else fn('') once."""
@@ -159,6 +157,12 @@ class Bench:
         ok = err <= limit and not math.isnan(err)
         print(f'  check {grp} {shape} {what}: {err:.3e} (limit {limit:.0e}) {"ok" if ok else "FAIL"}', flush=True)
         self.checks.append(dict(group=grp, shape=shape, what=what, err=err, limit=limit, ok=ok))
+
+
+def spread(times):
+    """Median, 10th and 90th percentile of per-call times (ms)."""
+    t = sorted(times)
+    return statistics.median(t), t[len(t) // 10], t[-1 - len(t) // 10]
 
 
 def with_env(fn, name, value):

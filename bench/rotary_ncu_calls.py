@@ -9,6 +9,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hk  # noqa: E402
 import peers  # noqa: E402
+import rotary_protocols  # noqa: E402
 
 
 def main():
@@ -17,14 +18,11 @@ def main():
     stream = torch.cuda.current_stream().cuda_stream or None
     hf = torch.compile(peers.rope_hf, dynamic=False)
     calls = []
-    for (B, N, H, D) in [(16, 4096, 16, 128), (4, 8192, 32, 128)]:
+    for (B, N, H, D) in rotary_protocols.SHAPES:
         x = torch.randn(B, N, H, D, device='cuda', dtype=torch.bfloat16)
         out = torch.empty_like(x)
         cos, sin = peers.rope_tables(N, D // 2, 'cuda')
-        a = peers.rope_args(stream, x, out, cos, sin)
-        cos2, sin2 = peers.hf_tables(cos, sin)
-        calls += [lambda a=a: lib.check(lib.lib.hk_rotary(ctx, a), 'hk_rotary'),
-                  lambda x=x, c=cos2, s=sin2: hf(x, c, s), lambda x=x, o=out: o.copy_(x)]
+        calls += [fn for _, fn in rotary_protocols.contenders(lib, ctx, stream, x, out, cos, sin, hf)]
     for phase in ('warm-up', 'profiled'):
         if phase == 'profiled':
             torch.cuda.profiler.start()

@@ -258,7 +258,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     constexpr int b_cols = HK_GEMM_MN_BOX(bn), b_swizzle = B_MN ? b_cols * (int)sizeof(T) : 128;
     constexpr int b_boxes = B_MN ? bn / b_cols : bn / HK_GEMM_KMAJOR_BOX_ROWS(bn);
     constexpr uint32_t b_box_bytes = S::b_bytes / b_boxes;
-    static_assert(b_boxes * b_box_bytes == S::b_bytes && bm <= 256 && (b_swizzle == 128 || B_MN), "boxes tile the stage");
+    static_assert(b_boxes * b_box_bytes == S::b_bytes && bm <= 256, "boxes tile the stage");
 
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);

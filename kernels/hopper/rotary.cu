@@ -157,8 +157,8 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 template <typename T, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
 {
     constexpr int R = HK_ROTARY_ROW_VECTORS, W = 16 / 4; // 32-bit words per vector
-    const uint32_t t = blockIdx.x / (uint32_t)p.row_blocks, block_in_row = blockIdx.x - t * (uint32_t)p.row_blocks;
-    const int64_t b = blockIdx.z;
+    const uint32_t bx = (uint32_t)block_x(), t = bx / (uint32_t)p.row_blocks, block_in_row = bx - t * (uint32_t)p.row_blocks;
+    const int64_t b = (uint32_t)block_z();
     const int lanes_per_head = 2 * p.chunks, ln = lane();
     const int c = ln & (lanes_per_head - 1);
     const bool first = c < p.chunks;
@@ -170,8 +170,8 @@ template <typename T, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
         sn[i] = first ? -p.sign * sn[i] : p.sign * sn[i];
     const T *x = static_cast<const T *>(p.x) + b * p.x_stride[0] + t * p.x_stride[1] + c * V;
     T *out = static_cast<T *>(p.out) + b * p.out_stride[0] + t * p.out_stride[1] + c * V;
-    const int shift = __ffs(lanes_per_head) - 1;
-    const int h0 = (int)((block_in_row * R * HK_ROTARY_ROW_BLOCK + threadIdx.x) >> shift);
+    const int shift = lowest_set_bit(lanes_per_head); // log2: a power of two
+    const int h0 = (int)((block_in_row * R * HK_ROTARY_ROW_BLOCK + thread()) >> shift);
     constexpr int step_lanes = HK_ROTARY_ROW_BLOCK; // heads between a thread's loads: block width / lanes per head
     vec<T, V> a[R];
 #pragma unroll

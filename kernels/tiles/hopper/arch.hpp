@@ -70,6 +70,8 @@ HK_DEV float rsqrt_fast(float x)
  * Butterfly over xor 16, 8, 4, 2, 1: every lane adds the same two partials at each step, so all lanes end with
  * bit-identical results. Needs the whole warp converged. */
 HK_DEV float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+/* Index of the lowest set bit of a nonzero v (log2 of a power of two). */
+HK_DEV int lowest_set_bit(uint32_t v) { return __ffs(v) - 1; }
 /* The value of lane src (any lane of the converged warp). */
 HK_DEV uint32_t shfl_lane(uint32_t v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 HK_DEV float warp_sum(float v)
