@@ -40,7 +40,7 @@ class RotaryArgs(_Args):
                 ('x', c_void_p), ('x_stride', I64x3), ('out', c_void_p), ('out_stride', I64x3),
                 ('cos', c_void_p), ('sin', c_void_p), ('table_positions', c_int64),
                 ('position_offset', c_int64), ('position_ids', c_void_p),
-                ('style', c_int), ('inverse', c_int), ('stream', c_void_p)]
+                ('style', c_int), ('inverse', c_int), ('stream', c_void_p), ('table_type', c_int)]
 
 
 class LnFusedArgs(_Args):

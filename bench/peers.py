@@ -219,11 +219,13 @@ def rope_tables(n, half, device):
 
 
 def rope_args(stream, x, out, cos, sin):
-    """hk_rotary's arguments for whole-head rotate-half of x [B, N, H, D] (bf16) on the fp32 tables [N, D/2]."""
+    """hk_rotary's arguments for whole-head rotate-half of x [B, N, H, D] (bf16) on the tables [N, D/2] (fp32, or
+    bf16 like x)."""
     B, N, H, D = x.shape
     return hk.RotaryArgs(dtype=hk.DTYPE['bf16'], batch=B, seqlen=N, heads=H, head_dim=D, rotary_dim=D,
                          x=x.data_ptr(), out=out.data_ptr(), cos=cos.data_ptr(), sin=sin.data_ptr(),
-                         table_positions=N, style=hk.ROTARY['half'], stream=stream)
+                         table_positions=N, style=hk.ROTARY['half'], stream=stream,
+                         table_type=hk.DTYPE['bf16' if cos.dtype == torch.bfloat16 else 'f32'])
 
 
 def hf_tables(cos, sin):
@@ -258,16 +260,22 @@ def bench_rotary(b):
         xs = [torch.randn(B, N, H, D, device=b.dev, dtype=torch.bfloat16) for _ in range(sets)]
         outs = [torch.empty_like(x) for x in xs]
         cos, sin = rope_tables(N, D // 2, b.dev)
+        cos_h, sin_h = cos.bfloat16(), sin.bfloat16()
         args = [rope_args(b.stream, x, o, cos, sin) for x, o in zip(xs, outs)]
+        args_h = [rope_args(b.stream, x, o, cos_h, sin_h) for x, o in zip(xs, outs)]
 
         def run_hk(i):
             b.lib.check(b.lib.lib.hk_rotary(b.ctx, args[i % sets]), 'hk_rotary')
 
+        def run_hk_h(i):
+            b.lib.check(b.lib.lib.hk_rotary(b.ctx, args_h[i % sets]), 'hk_rotary')
+
         def check_hk(tag):
-            outs[0].fill_(float('nan'))
-            run_hk(0)
-            torch.cuda.synchronize()
-            b.check('rotary', shape, 'out vs fp32 eager' + tag, rel_err(outs[0], rope_torch(xs[0], cos, sin)), 1e-2)
+            for run, c, s, kind in ((run_hk, cos, sin, ''), (run_hk_h, cos_h.float(), sin_h.float(), ', bf16 tables')):
+                outs[0].fill_(float('nan'))
+                run(0)
+                torch.cuda.synchronize()
+                b.check('rotary', shape, f'out vs fp32 eager{kind}{tag}', rel_err(outs[0], rope_torch(xs[0], c, s)), 1e-2)
 
         b.each_env(check_hk)
         cos2, sin2 = hf_tables(cos, sin)
@@ -278,6 +286,7 @@ def bench_rotary(b):
         # slower) on its own
         b.alternate('rotary', shape, [
             ('libhk', run_hk),
+            ('libhk, bf16 [N,D/2] tables', run_hk_h),
             ('torch.compile', lambda i: rope_c(xs[i % sets], cos, sin)),
             ('torch.compile, bf16 [N,D] tables', lambda i: rope_hf_c(xs[i % sets], cos2, sin2)),
             ('copy, same bytes', copy_fn(xs, outs))], bytes=nbytes, burst=5, settle=3)

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define HK_VERSION_MAJOR 1
-#define HK_VERSION_MINOR 0
+#define HK_VERSION_MINOR 1
 #define HK_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH */
 #define HK_VERSION (HK_VERSION_MAJOR * 10000 + HK_VERSION_MINOR * 100 + HK_VERSION_PATCH)
@@ -53,7 +53,7 @@ typedef enum hk_status {
 } hk_status;
 
 HK_API int hk_version(void);                 /* HK_VERSION of the loaded library */
-HK_API const char *hk_version_string(void);  /* "1.0.0" */
+HK_API const char *hk_version_string(void);  /* "1.1.0" */
 HK_API const char *hk_status_string(hk_status status);
 /* Message of the last failing call on this thread ("" when none); valid until the thread's next hk_ call. */
 HK_API const char *hk_last_error(void);
@@ -257,9 +257,11 @@ HK_API hk_status hk_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *args);
 /* ---------------------------------------------------------------- rotary embedding
  * x, out: [batch, seqlen, heads, head_dim], strides {batch, seq, head} (last dim contiguous); out == x is in
  * place. The first rotary_dim (even, <= head_dim; 0 means head_dim) features are rotated, the rest copied.
- * cos, sin: fp32 [table_positions, rotary_dim / 2] contiguous. Token t of batch b uses position
- * position_ids[b * seqlen + t] when position_ids is set, else position_offset + t; every position must be
- * < table_positions (out-of-range positions on GPUs are clamped, never read out of bounds).
+ * cos, sin: [table_positions, rotary_dim / 2] contiguous, of table_type: F32 or the activation dtype (NONE means
+ * F32; HIP and the emulator take F32 only). Tables in the activation dtype halve the table bytes; the math stays
+ * fp32. Token t of batch b uses position position_ids[b * seqlen + t] when position_ids is set, else
+ * position_offset + t; every position must be < table_positions (out-of-range positions on GPUs are clamped,
+ * never read out of bounds).
  * HALF (GPT-NeoX): pairs (i, i + rotary_dim/2); INTERLEAVED (GPT-J): pairs (2i, 2i + 1). With frequency i:
  *   y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin; inverse != 0 rotates by -theta (the backward). */
 typedef enum hk_rotary_style { HK_ROTARY_HALF = 0, HK_ROTARY_INTERLEAVED = 1 } hk_rotary_style;
@@ -270,12 +272,13 @@ typedef struct hk_rotary_args {
     int64_t batch, seqlen, heads, head_dim, rotary_dim;
     const void *x; int64_t x_stride[3];
     void *out; int64_t out_stride[3];
-    const float *cos, *sin; int64_t table_positions;
+    const void *cos, *sin; int64_t table_positions;
     int64_t position_offset;
     const int32_t *position_ids;
     hk_rotary_style style;
     int inverse;
     void *stream;
+    hk_dtype table_type; /* since 1.1: the element type of cos and sin (see above) */
 } hk_rotary_args;
 
 HK_API hk_status hk_rotary(hk_context *ctx, const hk_rotary_args *args);

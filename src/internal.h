@@ -125,7 +125,7 @@ HK_INTERNAL hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kerne
  * context and whose arch list names the context's arch, and runs the first whose supports() says yes.
  * Args handed to supports()/run() are already validated and normalised by src/validate.c: the full current
  * struct (zero past the caller's struct_size), every stride explicit, every zero-means-default field resolved
- * (softmax_scale, rotary_dim, epsilon, param_type, scale_a/scale_b). */
+ * (softmax_scale, rotary_dim, epsilon, param_type, table_type, scale_a/scale_b). */
 typedef struct hk_variant {
     hk_op op;
     const char *name;

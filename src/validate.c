@@ -14,22 +14,27 @@ hk_status hk_check_context(const hk_context *ctx, const char *op)
     return HK_OK;
 }
 
-/* Copy the caller's struct (struct_size bytes) into a zeroed full struct. Fields of a newer header that this
- * library does not know must be zero, so a newer caller never silently loses a request. */
-static hk_status copy_args(const char *op, const void *in, void *out, size_t size)
+/* Copy the caller's struct (struct_size bytes) into a zeroed full struct. struct_size may be as small as min, the
+ * size an older header declared, whose caller leaves the fields appended since then at zero (their defaults).
+ * Fields of a newer header that this library does not know must be zero, so a newer caller never silently
+ * loses a request. */
+static hk_status copy_args(const char *op, const void *in, void *out, size_t min, size_t size)
 {
     if (!in)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: args is NULL", op);
     size_t given = *(const size_t *)in;
-    if (given < size)
+    if (given < min)
         return hk_fail(HK_ERR_INVALID_ARGUMENT,
-                       "%s: args->struct_size %zu is smaller than this struct (%zu bytes); initialise with HK_ARGS_INIT", op,
-                       given, size);
+                       "%s: args->struct_size %zu is smaller than this struct (at least %zu bytes); initialise with "
+                       "HK_ARGS_INIT",
+                       op, given, min);
     for (size_t i = size; i < given; ++i)
         if (((const unsigned char *)in)[i] != 0)
             return hk_fail(HK_ERR_UNSUPPORTED, "%s: args set fields newer than libhk %s understands (byte %zu)", op,
                            HK_VERSION_TEXT, i);
-    memcpy(out, in, size);
+    size_t known = given < size ? given : size;
+    memcpy(out, in, known);
+    memset((char *)out + known, 0, size - known);
     *(size_t *)out = size;
     return HK_OK;
 }
@@ -43,6 +48,18 @@ static hk_status check_float_dtype(const char *op, const char *name, hk_dtype t)
         return HK_OK;
     return hk_fail(hk_dtype_size(t) ? HK_ERR_UNSUPPORTED : HK_ERR_INVALID_ARGUMENT, "%s: %s %s (%d); supported: bf16, f16, f32",
                    op, name, hk_dtype_name(t), (int)t);
+}
+
+/* The type of a parameter vector or table beside activations of dtype: NONE means F32; F32 or dtype itself. */
+static hk_status check_param_type(const char *op, const char *name, hk_dtype *t, hk_dtype dtype)
+{
+    if (*t == HK_DTYPE_NONE)
+        *t = HK_DTYPE_F32;
+    if (*t == HK_DTYPE_F32 || *t == dtype)
+        return HK_OK;
+    return hk_fail(hk_dtype_size(*t) ? HK_ERR_UNSUPPORTED : HK_ERR_INVALID_ARGUMENT,
+                   "%s: %s %s (%d); supported: f32 or the activation dtype %s", op, name, hk_dtype_name(*t), (int)*t,
+                   hk_dtype_name(dtype));
 }
 
 static hk_status check_size(const char *op, const char *name, int64_t v, int64_t min)
@@ -134,7 +151,7 @@ static hk_status check_matrix(const char *op, const char *name, const void *p, i
 hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
 {
     const char *op = "gemm";
-    hk_status st = copy_args(op, in, a, sizeof *a);
+    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
     if (st != HK_OK)
         return st;
     if ((st = check_size(op, "m", a->m, 0)) || (st = check_size(op, "n", a->n, 0)) || (st = check_size(op, "k", a->k, 0)))
@@ -244,7 +261,7 @@ static hk_status attn_tensor(const char *op, const char *name, const void *p, in
 hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *a)
 {
     const char *op = "attn_fwd";
-    hk_status st = copy_args(op, in, a, sizeof *a);
+    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
     if (st != HK_OK)
         return st;
     attn_shape s = {a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim, a->cu_seqlens_q != NULL};
@@ -262,7 +279,7 @@ hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *a)
 hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *a)
 {
     const char *op = "attn_bwd";
-    hk_status st = copy_args(op, in, a, sizeof *a);
+    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
     if (st != HK_OK)
         return st;
     attn_shape s = {a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim, a->cu_seqlens_q != NULL};
@@ -288,12 +305,15 @@ hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *a)
 hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
 {
     const char *op = "rotary";
-    hk_status st = copy_args(op, in, a, sizeof *a);
+    /* libhk 1.0's struct ended before table_type */
+    hk_status st = copy_args(op, in, a, offsetof(hk_rotary_args, table_type), sizeof *a);
     if (st != HK_OK)
         return st;
-    if ((st = check_float_dtype(op, "dtype", a->dtype)) || (st = check_size(op, "batch", a->batch, 0)) ||
-        (st = check_size(op, "seqlen", a->seqlen, 0)) || (st = check_size(op, "heads", a->heads, 0)) ||
-        (st = check_size(op, "head_dim", a->head_dim, 1)) || (st = check_size(op, "rotary_dim", a->rotary_dim, 0)) ||
+    if ((st = check_float_dtype(op, "dtype", a->dtype)) ||
+        (st = check_param_type(op, "table_type", &a->table_type, a->dtype)) ||
+        (st = check_size(op, "batch", a->batch, 0)) || (st = check_size(op, "seqlen", a->seqlen, 0)) ||
+        (st = check_size(op, "heads", a->heads, 0)) || (st = check_size(op, "head_dim", a->head_dim, 1)) ||
+        (st = check_size(op, "rotary_dim", a->rotary_dim, 0)) ||
         (st = check_size(op, "position_offset", a->position_offset, 0)))
         return st;
     if (a->rotary_dim == 0)
@@ -305,7 +325,7 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: style %d is not HALF (0) or INTERLEAVED (1)", (int)a->style);
     a->inverse = a->inverse != 0;
     bool empty = a->batch == 0 || a->seqlen == 0 || a->heads == 0;
-    size_t elem = hk_dtype_size(a->dtype);
+    size_t elem = hk_dtype_size(a->dtype), table_elem = hk_dtype_size(a->table_type);
     int64_t sizes[3] = {a->batch, a->seqlen, a->heads};
     int64_t *strides[2] = {a->x_stride, a->out_stride};
     for (int t = 0; t < 2; ++t) {
@@ -317,8 +337,8 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
             return st;
     }
     if ((st = check_pointer(op, "x", a->x, elem, !empty)) || (st = check_pointer(op, "out", a->out, elem, !empty)) ||
-        (st = check_pointer(op, "cos", a->cos, sizeof(float), !empty)) ||
-        (st = check_pointer(op, "sin", a->sin, sizeof(float), !empty)) ||
+        (st = check_pointer(op, "cos", a->cos, table_elem, !empty)) ||
+        (st = check_pointer(op, "sin", a->sin, table_elem, !empty)) ||
         (st = check_pointer(op, "position_ids", a->position_ids, sizeof(int32_t), a->position_ids != NULL)))
         return st;
     if (empty)
@@ -332,7 +352,7 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
                        "rotary: positions up to position_offset %lld + seqlen %lld exceed table_positions %lld",
                        (long long)a->position_offset, (long long)a->seqlen, (long long)a->table_positions);
     int64_t table;
-    if (__builtin_mul_overflow(a->table_positions, a->rotary_dim / 2, &table) || (uint64_t)table > SIZE_MAX / sizeof(float))
+    if (__builtin_mul_overflow(a->table_positions, a->rotary_dim / 2, &table) || (uint64_t)table > SIZE_MAX / table_elem)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: the cos/sin tables are too large");
     return HK_OK;
 }
@@ -364,14 +384,8 @@ static hk_status check_norm_common(const char *op, hk_norm_type norm, hk_dtype d
     if (norm != HK_NORM_LAYER && norm != HK_NORM_RMS)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: norm %d is not LAYER (0) or RMS (1)", op, (int)norm);
     if ((st = check_float_dtype(op, "dtype", dtype)) || (st = check_size(op, "rows", rows, 0)) ||
-        (st = check_size(op, "cols", cols, 0)))
+        (st = check_size(op, "cols", cols, 0)) || (st = check_param_type(op, "param_type", param_type, dtype)))
         return st;
-    if (*param_type == HK_DTYPE_NONE)
-        *param_type = HK_DTYPE_F32;
-    if (*param_type != HK_DTYPE_F32 && *param_type != dtype)
-        return hk_fail(hk_dtype_size(*param_type) ? HK_ERR_UNSUPPORTED : HK_ERR_INVALID_ARGUMENT,
-                       "%s: param_type %s (%d); supported: f32 or the activation dtype %s", op, hk_dtype_name(*param_type),
-                       (int)*param_type, hk_dtype_name(dtype));
     if (!(dropout_p >= 0.0f && dropout_p < 1.0f))
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: dropout_p %g must be in [0, 1)", op, dropout_p);
     return HK_OK;
@@ -390,7 +404,7 @@ static hk_status check_dropout_mask(const char *op, const uint32_t *mask, int64_
 hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *a)
 {
     const char *op = "ln_fused";
-    hk_status st = copy_args(op, in, a, sizeof *a);
+    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
     if (st != HK_OK)
         return st;
     if ((st = check_norm_common(op, a->norm, a->dtype, &a->param_type, a->rows, a->cols, a->dropout_p)))
@@ -419,7 +433,7 @@ hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *a)
 hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_bwd_args *a)
 {
     const char *op = "ln_fused_bwd";
-    hk_status st = copy_args(op, in, a, sizeof *a);
+    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
     if (st != HK_OK)
         return st;
     if ((st = check_norm_common(op, a->norm, a->dtype, &a->param_type, a->rows, a->cols, a->dropout_p)))

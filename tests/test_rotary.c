@@ -18,45 +18,63 @@ typedef struct rot_case {
     int pos_ids;
     int64_t pad; /* padding elements after each head, row and batch of x (out gets pad + 8) */
     int64_t row_pad; /* padding after each token row and batch only, heads packed (out gets row_pad + 8) */
+    hk_dtype table;  /* table_type: NONE (F32 by default) or dt */
+    int64_t table_shift; /* elements cos and sin start past an aligned allocation (NaN before them) */
 } rot_case;
 
 static const rot_case cases[] = {
-    {"half", TH_ALL, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0},
-    {"interleaved", TH_ALL, BF, 2, 64, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0},
-    {"half_default_rotary_dim_d128", TH_ALL, BF, 1, 32, 2, 128, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"half", TH_ALL, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"interleaved", TH_ALL, BF, 2, 64, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"half_default_rotary_dim_d128", TH_ALL, BF, 1, 32, 2, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* whole heads, HALF, with ids, inverse, f32, f16 in place and head counts that are not multiples of 4 */
-    {"half_whole_heads_position_ids", TH_ALL, BF, 2, 32, 5, 128, 128, 0, 0, 0, 0, 1, 0, 0},
-    {"half_whole_heads_f32_inverse_17", TH_ALL, F32, 2, 16, 17, 64, 64, 0, 1, 0, 3, 0, 0, 0},
-    {"half_whole_heads_d32_in_place", TH_ALL, F16, 1, 24, 33, 32, 32, 0, 0, 1, 0, 0, 0, 0},
-    {"half_partial_32_of_64", TH_ALL, BF, 2, 48, 3, 64, 32, 0, 0, 0, 0, 0, 0, 0},
-    {"interleaved_partial_16_of_128", TH_ALL, BF, 1, 40, 2, 128, 16, 1, 0, 0, 0, 0, 0, 0},
-    {"half_offset", TH_ALL, BF, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0, 0},
-    {"interleaved_position_ids", TH_ALL, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0, 0},
-    {"half_position_ids_partial", TH_ALL, BF, 2, 32, 4, 128, 64, 0, 0, 0, 0, 1, 0, 0},
-    {"half_inverse", TH_ALL, BF, 2, 32, 2, 64, 64, 0, 1, 0, 7, 0, 0, 0},
-    {"interleaved_inverse_position_ids", TH_ALL, BF, 2, 32, 2, 64, 48, 1, 1, 0, 0, 1, 0, 0},
-    {"half_in_place", TH_ALL, BF, 2, 32, 4, 64, 64, 0, 0, 1, 3, 0, 0, 0},
-    {"interleaved_in_place_partial_inverse", TH_ALL, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0, 0},
-    {"half_strided", TH_ALL, BF, 2, 32, 3, 64, 64, 0, 0, 0, 5, 0, 8, 0},
-    {"interleaved_strided_in_place", TH_ALL, BF, 2, 32, 3, 64, 32, 1, 0, 1, 0, 1, 16, 0},
-    {"half_f16", TH_ALL, F16, 2, 32, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0},
-    {"interleaved_f32", TH_ALL, F32, 2, 32, 2, 64, 64, 1, 0, 0, 9, 0, 0, 0},
-    {"half_f32_partial_inverse", TH_ALL, F32, 1, 16, 2, 32, 16, 0, 1, 0, 0, 1, 0, 0},
-    {"seqlen_1", TH_ALL, BF, 1, 1, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0},
-    {"odd_head_dim_7_rotary_6", TH_ALL, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0, 0},
-    {"odd_head_dim_7_interleaved_in_place", TH_ALL, F32, 1, 7, 1, 7, 4, 1, 0, 1, 2, 0, 0, 0},
-    {"odd_strides", TH_NOT_EMU, BF, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3, 0},
-    {"long_1000", TH_NOT_EMU, BF, 1, 1000, 8, 128, 128, 0, 0, 0, 0, 0, 0, 0},
-    {"long_1000_heads_127", TH_NOT_EMU, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8, 0},
+    {"half_whole_heads_position_ids", TH_ALL, BF, 2, 32, 5, 128, 128, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"half_whole_heads_f32_inverse_17", TH_ALL, F32, 2, 16, 17, 64, 64, 0, 1, 0, 3, 0, 0, 0, 0, 0},
+    {"half_whole_heads_d32_in_place", TH_ALL, F16, 1, 24, 33, 32, 32, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"half_partial_32_of_64", TH_ALL, BF, 2, 48, 3, 64, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"interleaved_partial_16_of_128", TH_ALL, BF, 1, 40, 2, 128, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"half_offset", TH_ALL, BF, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0, 0, 0, 0},
+    {"interleaved_position_ids", TH_ALL, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"half_position_ids_partial", TH_ALL, BF, 2, 32, 4, 128, 64, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"half_inverse", TH_ALL, BF, 2, 32, 2, 64, 64, 0, 1, 0, 7, 0, 0, 0, 0, 0},
+    {"interleaved_inverse_position_ids", TH_ALL, BF, 2, 32, 2, 64, 48, 1, 1, 0, 0, 1, 0, 0, 0, 0},
+    {"half_in_place", TH_ALL, BF, 2, 32, 4, 64, 64, 0, 0, 1, 3, 0, 0, 0, 0, 0},
+    {"interleaved_in_place_partial_inverse", TH_ALL, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0, 0, 0, 0},
+    {"half_strided", TH_ALL, BF, 2, 32, 3, 64, 64, 0, 0, 0, 5, 0, 8, 0, 0, 0},
+    {"interleaved_strided_in_place", TH_ALL, BF, 2, 32, 3, 64, 32, 1, 0, 1, 0, 1, 16, 0, 0, 0},
+    {"half_f16", TH_ALL, F16, 2, 32, 2, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"interleaved_f32", TH_ALL, F32, 2, 32, 2, 64, 64, 1, 0, 0, 9, 0, 0, 0, 0, 0},
+    {"half_f32_partial_inverse", TH_ALL, F32, 1, 16, 2, 32, 16, 0, 1, 0, 0, 1, 0, 0, 0, 0},
+    {"seqlen_1", TH_ALL, BF, 1, 1, 1, 64, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"odd_head_dim_7_rotary_6", TH_ALL, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"odd_head_dim_7_interleaved_in_place", TH_ALL, F32, 1, 7, 1, 7, 4, 1, 0, 1, 2, 0, 0, 0, 0, 0},
+    {"odd_strides", TH_NOT_EMU, BF, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3, 0, 0, 0},
+    {"long_1000", TH_NOT_EMU, BF, 1, 1000, 8, 128, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"long_1000_heads_127", TH_NOT_EMU, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8, 0, 0, 0},
     /* packed heads, padded token rows: whole-row copies (the CUDA bulk kernels) with gaps between rows */
-    {"packed_heads_padded_rows", TH_NOT_EMU, BF, 3, 100, 4, 64, 64, 0, 0, 0, 0, 1, 0, 24},
-    {"packed_heads_padded_rows_partial_f32", TH_NOT_EMU, F32, 2, 50, 3, 64, 32, 1, 1, 0, 4, 0, 0, 12},
+    {"packed_heads_padded_rows", TH_NOT_EMU, BF, 3, 100, 4, 64, 64, 0, 0, 0, 0, 1, 0, 24, 0, 0},
+    {"packed_heads_padded_rows_partial_f32", TH_NOT_EMU, F32, 2, 50, 3, 64, 32, 1, 1, 0, 4, 0, 0, 12, 0, 0},
     /* many tiles per persistent CTA: every shared-memory stage is reused several times */
-    {"many_tiles_f16_interleaved", TH_GPU, F16, 8, 8192, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0},
-    {"many_tiles_in_place", TH_GPU, BF, 1, 65536, 4, 64, 64, 0, 1, 1, 0, 1, 0, 0},
+    {"many_tiles_f16_interleaved", TH_GPU, F16, 8, 8192, 4, 64, 64, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"many_tiles_in_place", TH_GPU, BF, 1, 65536, 4, 64, 64, 0, 1, 1, 0, 1, 0, 0, 0, 0},
     /* lane-mapped kernel with 32 lanes per head; a batch past its grid (z <= 65535) takes the chunk kernel */
-    {"half_d256_heads_3_position_ids", TH_ALL, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0},
-    {"batch_70000_past_the_row_grid", TH_GPU, BF, 70000, 1, 2, 64, 64, 0, 0, 0, 5, 0, 0, 0},
+    {"half_d256_heads_3_position_ids", TH_ALL, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"batch_70000_past_the_row_grid", TH_GPU, BF, 70000, 1, 2, 64, 64, 0, 0, 0, 5, 0, 0, 0, 0, 0},
+    /* tables in the activation dtype (the wave emulator's kernel reads fp32 tables only): the lane-mapped kernel,
+     * the chunk kernel's vector path (partial, ids, in place, inverse) and its scalar path (odd shapes, strides,
+     * tables not 16-byte aligned) */
+    {"half_table_bf16", TH_NOT_EMU, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0, BF, 0},
+    {"half_whole_heads_d32_in_place_table_f16", TH_NOT_EMU, F16, 1, 24, 33, 32, 32, 0, 0, 1, 0, 0, 0, 0, F16, 0},
+    {"half_d256_position_ids_table_bf16", TH_NOT_EMU, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0, BF, 0},
+    {"half_offset_table_f16", TH_NOT_EMU, F16, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0, 0, F16, 0},
+    {"interleaved_position_ids_table_bf16", TH_NOT_EMU, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0, 0, BF, 0},
+    {"half_partial_inverse_table_f16", TH_NOT_EMU, F16, 2, 48, 3, 64, 32, 0, 1, 0, 0, 0, 0, 0, F16, 0},
+    {"interleaved_in_place_partial_inverse_table_bf16", TH_NOT_EMU, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0, 0, BF, 0},
+    {"packed_heads_padded_rows_table_bf16", TH_NOT_EMU, BF, 3, 100, 4, 64, 64, 0, 0, 0, 0, 1, 0, 24, BF, 0},
+    {"long_1000_heads_127_table_bf16", TH_NOT_EMU, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8, 0, BF, 0},
+    {"odd_head_dim_7_rotary_6_table_bf16", TH_NOT_EMU, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0, 0, BF, 0},
+    {"interleaved_odd_strides_table_f16", TH_NOT_EMU, F16, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3, 0, F16, 0},
+    {"half_misaligned_tables_bf16", TH_NOT_EMU, BF, 2, 32, 4, 64, 64, 0, 0, 0, 3, 0, 0, 0, BF, 1},
+    {"interleaved_partial_misaligned_tables_f16", TH_NOT_EMU, F16, 2, 32, 2, 128, 64, 1, 0, 0, 0, 1, 0, 0, F16, 3},
 };
 
 static th_tensor layout(const rot_case *r, int64_t pad, int64_t row_pad, int64_t stride[3])
@@ -72,6 +90,17 @@ static th_tensor layout(const rot_case *r, int64_t pad, int64_t row_pad, int64_t
     return th_tensor4(r->dt, r->batch, r->seqlen, r->heads, r->d, sb, ss, sh);
 }
 
+/* A table of count values (already rounded to t), shift elements past an aligned allocation whose leading
+ * elements hold NaN (a kernel that reads before the table produces NaN). */
+static const void *upload_table(const th_ctx *c, hk_dtype t, const float *v, int64_t count, int64_t shift)
+{
+    double *d = th_host(sizeof(double) * (size_t)(count + shift));
+    for (int64_t i = 0; i < count + shift; ++i)
+        d[i] = i < shift ? NAN : v[i - shift];
+    th_tensor tt = th_matrix(t, 1, count + shift, count + shift);
+    return (const char *)th_dev_tensor(c, &tt, d) + shift * orc_dtype_size(t);
+}
+
 static void run_case(const th_ctx *c, const void *param)
 {
     const rot_case *r = param;
@@ -80,13 +109,15 @@ static void run_case(const th_ctx *c, const void *param)
     int64_t ntok = r->batch * r->seqlen, n = ntok * r->heads * r->d;
     int64_t table = r->offset + r->seqlen + 5;
 
-    /* cos/sin of a real rotary table: angle p * 10000^(-2i / rd) */
+    /* cos/sin of a real rotary table: angle p * 10000^(-2i / rd), rounded to the table type, so that the oracle
+     * sees what the library reads and the activation dtype's tolerance applies */
+    const hk_dtype tt = r->table ? r->table : F32;
     float *cs = th_host(sizeof(float) * (size_t)(table * half + 1)), *sn = th_host(sizeof(float) * (size_t)(table * half + 1));
     for (int64_t p = 0; p < table; ++p)
         for (int64_t i = 0; i < half; ++i) {
             double angle = (double)p * pow(10000.0, -2.0 * (double)i / (double)rd);
-            cs[p * half + i] = (float)cos(angle);
-            sn[p * half + i] = (float)sin(angle);
+            cs[p * half + i] = (float)orc_round(tt, cos(angle));
+            sn[p * half + i] = (float)orc_round(tt, sin(angle));
         }
     int64_t *pos = th_host(sizeof(int64_t) * (size_t)ntok);
     int32_t *pos32 = th_host(sizeof(int32_t) * (size_t)ntok);
@@ -113,11 +144,9 @@ static void run_case(const th_ctx *c, const void *param)
     } else {
         args.out = th_dev(c, th_bytes(&ot));
     }
-    float *dcos = th_dev(c, sizeof(float) * (size_t)(table * half)), *dsin = th_dev(c, sizeof(float) * (size_t)(table * half));
-    th_upload(c, dcos, cs, sizeof(float) * (size_t)(table * half));
-    th_upload(c, dsin, sn, sizeof(float) * (size_t)(table * half));
-    args.cos = dcos;
-    args.sin = dsin;
+    args.table_type = r->table;
+    args.cos = upload_table(c, tt, cs, table * half, r->table_shift);
+    args.sin = upload_table(c, tt, sn, table * half, r->table_shift);
     args.table_positions = table;
     args.position_offset = r->pos_ids ? 0 : r->offset;
     if (r->pos_ids) {

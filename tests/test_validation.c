@@ -57,6 +57,7 @@ static void finish(void) { th_expect(failures == 0, "argument validation"); }
 
 #define EXPECT_INVALID(call, word) check_failure((call), HK_ERR_INVALID_ARGUMENT, (word), #call, __LINE__)
 #define EXPECT_FAIL(call, word) check_failure((call), -1, (word), #call, __LINE__)
+#define EXPECT_UNSUPPORTED(call, word) check_failure((call), HK_ERR_UNSUPPORTED, (word), #call, __LINE__)
 /* The valid baseline must pass, or every later check is meaningless: fatal. */
 #define EXPECT_OK(call)                                                                                                \
     do {                                                                                                               \
@@ -470,6 +471,23 @@ static void test_rotary(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_rotary(ctx, &r), "cos");
     r = base, r.sin = HALF(base.sin);
     EXPECT_INVALID(hk_rotary(ctx, &r), "sin");
+    /* tables: F32 or the activation dtype, aligned to their own element size */
+    r = base, r.table_type = HK_DTYPE_F32;
+    EXPECT_OK(hk_rotary(ctx, &r));
+    r = base, r.table_type = HK_DTYPE_BF16, r.cos = HALF(base.cos), r.sin = HALF(base.sin);
+    EXPECT_OK(hk_rotary(ctx, &r));
+    r = base, r.table_type = HK_DTYPE_BF16, r.cos = ODD(base.cos);
+    EXPECT_INVALID(hk_rotary(ctx, &r), "cos");
+    r = base, r.table_type = HK_DTYPE_BF16, r.sin = ODD(base.sin);
+    EXPECT_INVALID(hk_rotary(ctx, &r), "sin");
+    r = base, r.table_type = (hk_dtype)99;
+    EXPECT_INVALID(hk_rotary(ctx, &r), "table_type");
+    r = base, r.table_type = HK_DTYPE_F16;
+    EXPECT_UNSUPPORTED(hk_rotary(ctx, &r), "table_type");
+    r = base, r.table_type = HK_DTYPE_FP8_E4M3;
+    EXPECT_UNSUPPORTED(hk_rotary(ctx, &r), "table_type");
+    r = base, r.dtype = HK_DTYPE_F16, r.table_type = HK_DTYPE_BF16;
+    EXPECT_UNSUPPORTED(hk_rotary(ctx, &r), "table_type");
     int32_t *ids = th_dev(c, RB * RS * sizeof(int32_t) + 8);
     r = base, r.position_ids = HALF(ids);
     EXPECT_INVALID(hk_rotary(ctx, &r), "position_ids");
@@ -490,6 +508,53 @@ static void test_rotary(const th_ctx *c, const void *param)
     r = base, r.out = (void *)base.x, r.out_stride[0] = RS * RH * (RD + 8), r.out_stride[1] = RH * (RD + 8),
     r.out_stride[2] = RD + 8;
     EXPECT_INVALID(hk_rotary(ctx, &r), "out_stride");
+    finish();
+}
+
+/* A caller built against libhk 1.0 passes the rotary struct without table_type (1.1): accepted, with fp32 tables
+ * whatever lies past its struct_size; a struct_size below that is still rejected. */
+static void test_rotary_struct_1_0(const th_ctx *c, const void *param)
+{
+    start();
+    (void)param;
+    th_rng rng = th_rng_for_case();
+    const int64_t n = RB * RS * RH * RD, table = RT * RD / 2;
+    const size_t bytes = (size_t)n * 2;
+    hk_rotary_args r = rotary_base(c);
+    double *x = th_host(sizeof(double) * (size_t)n), *cs = th_host(sizeof(double) * (size_t)table),
+           *sn = th_host(sizeof(double) * (size_t)table);
+    th_fill_normal(&rng, HK_DTYPE_BF16, x, n, 1.0);
+    for (int64_t i = 0; i < table; ++i) {
+        cs[i] = th_uniform(&rng, -1, 1);
+        sn[i] = th_uniform(&rng, -1, 1);
+    }
+    th_tensor xt = th_matrix(HK_DTYPE_BF16, 1, n, n), tt = th_matrix(HK_DTYPE_F32, 1, table, table);
+    r.x = th_dev_tensor(c, &xt, x);
+    r.cos = th_dev_tensor(c, &tt, cs);
+    r.sin = th_dev_tensor(c, &tt, sn);
+    r.table_type = HK_DTYPE_F32;
+    EXPECT_OK(hk_rotary(c->ctx, &r));
+    void *want = th_host(bytes), *got = th_host(bytes);
+    th_download(c, want, r.out, bytes);
+
+    hk_rotary_args old = r;
+    old.struct_size = offsetof(hk_rotary_args, table_type);
+    old.table_type = HK_DTYPE_BF16; /* past struct_size: never read (read, it would change the result) */
+    old.out = th_dev(c, bytes);
+    EXPECT_OK(hk_rotary(c->ctx, &old));
+    th_download(c, got, old.out, bytes);
+    if (memcmp(want, got, bytes) != 0)
+        report(__LINE__, "hk_rotary(ctx, &old)", "a 1.0-sized struct does not give the F32-table result");
+    r.table_type = HK_DTYPE_BF16;
+    EXPECT_OK(hk_rotary(c->ctx, &r));
+    th_download(c, got, r.out, bytes);
+    if (memcmp(want, got, bytes) == 0)
+        report(__LINE__, "hk_rotary(ctx, &r)", "bf16 tables gave the F32-table result: the check above proves nothing");
+
+    old.struct_size = offsetof(hk_rotary_args, table_type) - 1;
+    EXPECT_INVALID(hk_rotary(c->ctx, &old), "struct_size");
+    old.struct_size = offsetof(hk_rotary_args, stream);
+    EXPECT_INVALID(hk_rotary(c->ctx, &old), "struct_size");
     finish();
 }
 
@@ -784,6 +849,7 @@ int main(void)
     th_add("attn_fwd_validation", test_attn_fwd, NULL, TH_CPU);
     th_add("attn_bwd_validation", test_attn_bwd, NULL, TH_CPU);
     th_add("rotary_validation", test_rotary, NULL, TH_CPU);
+    th_add("rotary_struct_size_1_0", test_rotary_struct_1_0, NULL, TH_CPU);
     th_add("ln_fused_validation", test_ln_fused, NULL, TH_CPU);
     th_add("ln_fused_bwd_validation", test_ln_fused_bwd, NULL, TH_CPU);
     th_add("context_validation", test_context_api, NULL, TH_CPU);

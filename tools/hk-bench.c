@@ -20,6 +20,8 @@ typedef struct bench {
     hk_context *ctx;
     bool gpu, json, first_row;
     int warmup, repeats;
+    size_t rotation_bytes; /* the input sets of an op hold at least this much */
+    const char *only;      /* comma-separated op names to run (the copy ceiling always runs); NULL: all */
     double copy_gbps; /* the measured copy rate, ceiling of the memory-bound rows; 0 when not measured */
     uint64_t rng;
 } bench;
@@ -133,10 +135,9 @@ static void release(bench *b, buffer *bufs, size_t n)
 /* ---------------------------------------------------------------- input sets */
 
 enum { MAX_SETS = 16, MAX_INPUTS = 6 };
-#define ROTATION_BYTES ((size_t)512 << 20)
 
 /* The sets of inputs an op's calls rotate over. Set 0 is the op's own inputs; on a GPU, device copies of them follow
- * until the sets hold >= 512 MiB (at most 16 sets), more than the H200's 50 MB L2 or the MI300X's 256 MB Infinity
+ * until the sets hold >= 512 MiB (--rotate-mib; at most 16 sets), more than the H200's 50 MB L2 or the MI300X's 256 MB Infinity
  * Cache, so that no call finds its inputs left in cache by the calls before it. The copies hold the same values, so
  * the output check against set 0's host data holds whichever set wrote the output. Outputs are not copied. */
 typedef struct input_sets {
@@ -152,8 +153,8 @@ static bool make_sets(bench *b, input_sets *in, const buffer *const *inputs, siz
     size_t bytes = 0, count = 1;
     for (size_t i = 0; i < n; ++i)
         bytes += inputs[i]->bytes;
-    if (b->gpu && bytes > 0) /* ceil(ROTATION_BYTES / bytes) */
-        count = ROTATION_BYTES / bytes + (ROTATION_BYTES % bytes != 0);
+    if (b->gpu && bytes > 0) /* ceil(rotation_bytes / bytes) */
+        count = b->rotation_bytes / bytes + (b->rotation_bytes % bytes != 0);
     in->count = count < MAX_SETS ? (int)count : MAX_SETS;
     for (size_t i = 0; i < n; ++i)
         in->dev[0][i] = inputs[i]->dev;
@@ -246,7 +247,7 @@ static void report(bench *b, const char *op, const char *shape, float ms, double
         return;
     }
     if (error) {
-        printf("%-13s %-34s %s\n", op, shape, error);
+        printf("%-13s %-40s %s\n", op, shape, error);
         return;
     }
     char rate[32], share[16] = "";
@@ -258,7 +259,7 @@ static void report(bench *b, const char *op, const char *shape, float ms, double
         snprintf(share, sizeof share, "   %6.1f%%", pct);
     else if (b->gpu) /* keep the "of copy" column */
         snprintf(share, sizeof share, "%10s", "");
-    printf("%-13s %-34s %10.3f %16s", op, shape, ms, rate);
+    printf("%-13s %-40s %10.3f %16s", op, shape, ms, rate);
     if (isnan(err))
         printf("\n");
     else
@@ -271,6 +272,32 @@ static double rel_err(double got, double ref, double floor)
     if (isnan(got))
         return INFINITY;
     return fabs(got - ref) / fmax(fabs(ref), floor);
+}
+
+/* ---------------------------------------------------------------- options */
+
+/* A whole decimal number in [1, max]. */
+static bool parse_count(const char *text, long max, long *value)
+{
+    char *end;
+    *value = strtol(text, &end, 10);
+    return end != text && *end == '\0' && *value >= 1 && *value <= max;
+}
+
+/* Whether --only names op (or is absent). */
+static bool wanted(const bench *b, const char *op)
+{
+    if (!b->only)
+        return true;
+    const size_t n = strlen(op);
+    for (const char *p = b->only; *p;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, op, n) == 0)
+            return true;
+        p += len + (comma != NULL);
+    }
+    return false;
 }
 
 /* ---------------------------------------------------------------- ops */
@@ -316,6 +343,8 @@ static void bench_copy(bench *b)
 
 static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_type)
 {
+    if (!wanted(b, "gemm"))
+        return;
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld %s NT%s", (long long)m, (long long)n, (long long)k, hk_dtype_name(in_type),
              in_type == HK_DTYPE_BF16 ? "" : " fast");
@@ -412,6 +441,8 @@ static void attn_row(const uint16_t *q, const uint16_t *k, const uint16_t *v, co
 static void bench_attn(bench *b, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t n, int64_t d, bool causal,
                        bool backward)
 {
+    if (!wanted(b, backward ? "attn_bwd" : "attn_fwd"))
+        return;
     char shape[64];
     snprintf(shape, sizeof shape, "B%lld Hq%lld Hkv%lld N%lld D%lld%s", (long long)batch, (long long)heads_q,
              (long long)heads_kv, (long long)n, (long long)d, causal ? " causal" : "");
@@ -504,23 +535,33 @@ done:
     release(b, buf, 10);
 }
 
-static void bench_rotary(bench *b, int64_t batch, int64_t n, int64_t heads, int64_t d)
+/* Element i of a host copy of F32 or BF16 values. */
+static double table_value(const buffer *buf, hk_dtype t, int64_t i)
 {
+    return t == HK_DTYPE_BF16 ? from_bf16(((const uint16_t *)buf->host)[i]) : ((const float *)buf->host)[i];
+}
+
+/* table_type: F32 or BF16 cos/sin tables [n, d / 2] */
+static void bench_rotary(bench *b, int64_t batch, int64_t n, int64_t heads, int64_t d, hk_dtype table_type)
+{
+    if (!wanted(b, "rotary"))
+        return;
     char shape[64];
-    snprintf(shape, sizeof shape, "B%lld N%lld H%lld D%lld bf16 half", (long long)batch, (long long)n, (long long)heads,
-             (long long)d);
+    snprintf(shape, sizeof shape, "B%lld N%lld H%lld D%lld bf16 half%s", (long long)batch, (long long)n, (long long)heads,
+             (long long)d, table_type == HK_DTYPE_BF16 ? " bf16 tables" : "");
     size_t count = (size_t)(batch * n * heads * d);
     buffer buf[4] = {0};
     input_sets in = {0};
     if (!make_buffer(b, &buf[0], count, HK_DTYPE_BF16, 1) || !make_output(b, &buf[1], count * 2) ||
-        !make_buffer(b, &buf[2], (size_t)(n * d / 2), HK_DTYPE_F32, 1) ||
-        !make_buffer(b, &buf[3], (size_t)(n * d / 2), HK_DTYPE_F32, 1) ||
+        !make_buffer(b, &buf[2], (size_t)(n * d / 2), table_type, 1) ||
+        !make_buffer(b, &buf[3], (size_t)(n * d / 2), table_type, 1) ||
         !make_sets(b, &in, (const buffer *[]){&buf[0], &buf[2], &buf[3]}, 3))
         goto done;
     hk_rotary_args a = HK_ARGS_INIT(hk_rotary_args);
     a.dtype = HK_DTYPE_BF16;
     a.batch = batch, a.seqlen = n, a.heads = heads, a.head_dim = d;
     a.x = buf[0].dev, a.out = buf[1].dev, a.cos = buf[2].dev, a.sin = buf[3].dev, a.table_positions = n;
+    a.table_type = table_type;
     hk_rotary_args per_set[MAX_SETS];
     for (int s = 0; s < in.count; ++s) {
         per_set[s] = a;
@@ -531,13 +572,12 @@ static void bench_rotary(bench *b, int64_t batch, int64_t n, int64_t heads, int6
     double err = 0;
     if (!error && read_back(b, &buf[1])) {
         const uint16_t *x = buf[0].host, *y = buf[1].host;
-        const float *cs = buf[2].host, *sn = buf[3].host;
         for (int s = 0; s < 4096; ++s) {
             size_t e = (size_t)((uniform(b) + 1) * 0.5 * (double)count);
             int64_t c = (int64_t)(e % (size_t)d), t = (int64_t)(e / (size_t)(d * heads) % (size_t)n), half = d / 2;
             int64_t f = c % half;
             double x1 = from_bf16(x[e - (size_t)c + (size_t)f]), x2 = from_bf16(x[e - (size_t)c + (size_t)(f + half)]);
-            double cc = cs[t * half + f], ss = sn[t * half + f];
+            double cc = table_value(&buf[2], table_type, t * half + f), ss = table_value(&buf[3], table_type, t * half + f);
             double ref = c < half ? x1 * cc - x2 * ss : x2 * cc + x1 * ss;
             err = fmax(err, rel_err(from_bf16(y[e]), ref, 0.05));
         }
@@ -552,6 +592,8 @@ done:
  * draws the mask again from the Philox stream instead, and no mask is stored). */
 static void bench_ln(bench *b, int64_t rows, int64_t cols, bool backward, bool philox)
 {
+    if (!wanted(b, backward ? "ln_fused_bwd" : "ln_fused"))
+        return;
     char shape[64];
     snprintf(shape, sizeof shape, "T%lld D%lld bf16 p0.1 LayerNorm%s", (long long)rows, (long long)cols,
              philox ? " Philox" : "");
@@ -666,11 +708,19 @@ done:
 
 int main(int argc, char **argv)
 {
-    bench b = {.first_row = true, .rng = 0x9E3779B97F4A7C15ull};
+    bench b = {.first_row = true, .rng = 0x9E3779B97F4A7C15ull, .rotation_bytes = (size_t)512 << 20};
     hk_context_options opts = HK_ARGS_INIT(hk_context_options);
+    int repeats = 0;
     for (int i = 1; i < argc; ++i) {
+        long value = 0;
         if (strcmp(argv[i], "--json") == 0) {
             b.json = true;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            b.only = argv[++i];
+        } else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc && parse_count(argv[++i], MAX_REPEATS, &value)) {
+            repeats = (int)value;
+        } else if (strcmp(argv[i], "--rotate-mib") == 0 && i + 1 < argc && parse_count(argv[++i], 1L << 20, &value)) {
+            b.rotation_bytes = (size_t)value << 20;
         } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
             const char *name = argv[++i];
             hk_backend all[] = {HK_BACKEND_AUTO, HK_BACKEND_CPU, HK_BACKEND_HIP, HK_BACKEND_CUDA, HK_BACKEND_EMULATOR};
@@ -679,14 +729,18 @@ int main(int argc, char **argv)
                 if (strcmp(name, hk_backend_name(all[j])) == 0)
                     opts.backend = all[j];
         } else {
-            printf("usage: hk-bench [--json] [--backend auto|cpu|hip|cuda|emulator]\n"
+            printf("usage: hk-bench [--json] [--backend auto|cpu|hip|cuda|emulator] [--only OP[,OP...]]\n"
+                   "                [--repeats N] [--rotate-mib N]\n"
                    "Times every op on the chosen backend (default: the best one here) and checks a sample of each\n"
                    "output against float64 math. Small sizes on the CPU, realistic ones on a GPU.\n"
                    "Each op runs warm-up calls, then timed calls enqueued back to back, each between its own pair\n"
                    "of events; the median is reported. On a GPU the calls rotate over copies of the op's inputs\n"
                    "(>= 512 MiB in all, more than the last-level cache), and a first row measures device-to-device\n"
                    "copy bandwidth (a 2 GiB copy's time minus a 512 MiB one's): the memory-bound rows also give their\n"
-                   "rate as a share of it.\n");
+                   "rate as a share of it.\n"
+                   "  --only OP,...    only these ops (gemm, attn_fwd, attn_bwd, rotary, ln_fused, ln_fused_bwd)\n"
+                   "  --repeats N      timed calls per row, 1 to 64 (default 31 on a GPU, 3 on the CPU)\n"
+                   "  --rotate-mib N   the input sets of an op hold at least N MiB (default 512)\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -699,7 +753,7 @@ int main(int argc, char **argv)
     /* the arch's native e4m3: gfx942 has only the fnuz variant */
     hk_dtype fp8 = strcmp(hk_context_arch(b.ctx), "gfx942") == 0 ? HK_DTYPE_FP8_E4M3FNUZ : HK_DTYPE_FP8_E4M3;
     b.warmup = b.gpu ? 5 : 1;
-    b.repeats = b.gpu ? 31 : 3;
+    b.repeats = repeats ? repeats : b.gpu ? 31 : 3;
     /* device state at the start (clocks, power, temperature): explains a slow run on a throttled GPU */
     hk_device_telemetry t;
     char tele[256];
@@ -714,11 +768,14 @@ int main(int argc, char **argv)
                    t.memory_used_bytes);
         printf("\"results\": [");
     } else {
+        char rotation[64] = "";
+        if (b.gpu)
+            snprintf(rotation, sizeof rotation, ", inputs rotated over >= %zu MiB", b.rotation_bytes >> 20);
         printf("libhk %s on %s (%s, %s backend); median of %d back-to-back runs%s%s%s\n\n"
-               "%-13s %-34s %10s %16s%s   %-9s\n",
+               "%-13s %-40s %10s %16s%s   %-9s\n",
                hk_version_string(), hk_context_device_name(b.ctx), hk_context_arch(b.ctx), hk_backend_name(backend),
-               b.repeats, b.gpu ? ", inputs rotated over >= 512 MiB" : "", have_tele ? "; " : "", have_tele ? tele : "",
-               "op", "shape", "ms", "rate", b.gpu ? "   of copy" : "", "max err");
+               b.repeats, rotation, have_tele ? "; " : "", have_tele ? tele : "", "op", "shape", "ms", "rate",
+               b.gpu ? "   of copy" : "", "max err");
     }
     if (b.gpu) {
         bench_copy(&b);
@@ -728,8 +785,10 @@ int main(int argc, char **argv)
         bench_attn(&b, 16, 16, 16, 4096, 128, false, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, true, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, true);
-        bench_rotary(&b, 16, 4096, 16, 128);
-        bench_rotary(&b, 4, 8192, 32, 128);
+        bench_rotary(&b, 16, 4096, 16, 128, HK_DTYPE_F32);
+        bench_rotary(&b, 4, 8192, 32, 128, HK_DTYPE_F32);
+        bench_rotary(&b, 16, 4096, 16, 128, HK_DTYPE_BF16);
+        bench_rotary(&b, 4, 8192, 32, 128, HK_DTYPE_BF16);
         bench_ln(&b, 65536, 1024, false, false);
         bench_ln(&b, 65536, 4096, false, false);
         bench_ln(&b, 32768, 8192, false, false);
@@ -745,7 +804,8 @@ int main(int argc, char **argv)
         bench_attn(&b, 1, 4, 4, 512, 64, false, false);
         bench_attn(&b, 1, 8, 2, 512, 64, true, false);
         bench_attn(&b, 1, 4, 4, 256, 64, true, true);
-        bench_rotary(&b, 2, 512, 8, 128);
+        bench_rotary(&b, 2, 512, 8, 128, HK_DTYPE_F32);
+        bench_rotary(&b, 2, 512, 8, 128, HK_DTYPE_BF16);
         bench_ln(&b, 4096, 1024, false, false);
         bench_ln(&b, 4096, 1024, true, false);
     }

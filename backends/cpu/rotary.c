@@ -1,4 +1,5 @@
-/* CPU rotary embedding: one task per (batch, token, head) row; fp32 math, dtype through hk_load/store_scalar. */
+/* CPU rotary embedding: one task per (batch, token, head) row; fp32 math, dtype and table_type through
+ * hk_load/store_scalar. */
 #include "cpu.h"
 
 /* The table row of token t of batch b. Validation bounds position_offset + seqlen by table_positions (>= 1)
@@ -26,14 +27,14 @@ static void hk_rotary_rows(int64_t begin, int64_t end, void *user)
         int64_t xo = b * a->x_stride[0] + t * a->x_stride[1] + h * a->x_stride[2];
         int64_t oo = b * a->out_stride[0] + t * a->out_stride[1] + h * a->out_stride[2];
         int64_t table = hk_rotary_position(a, b, t) * half;
-        const float *cs = a->cos + table, *sn = a->sin + table;
 
         for (int64_t i = 0; i < half; ++i) {
             int64_t i1 = i * step, i2 = i1 + partner;
             /* Both inputs are read before either output is written: out may be x. */
             float x1 = hk_load_scalar(a->dtype, a->x, xo + i1);
             float x2 = hk_load_scalar(a->dtype, a->x, xo + i2);
-            float c = cs[i], s = sign * sn[i];
+            float c = hk_load_scalar(a->table_type, a->cos, table + i);
+            float s = sign * hk_load_scalar(a->table_type, a->sin, table + i);
             hk_store_scalar(a->dtype, a->out, oo + i1, x1 * c - x2 * s);
             hk_store_scalar(a->dtype, a->out, oo + i2, x2 * c + x1 * s);
         }
@@ -62,7 +63,8 @@ static hk_status hk_cpu_rotary_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cpu_rotary = {
     .op = HK_OP_ROTARY,
     .name = "cpu.rotary",
-    .description = "reference rotary embedding: HALF and INTERLEAVED, partial rotary_dim, position ids, in place",
+    .description = "reference rotary embedding: HALF and INTERLEAVED, partial rotary_dim, position ids, in place, "
+                   "fp32 or activation-dtype tables",
     .backend = HK_BACKEND_CPU,
     .archs = NULL,
     .supports = hk_cpu_supports_all,

@@ -4,6 +4,8 @@
  * then a fixed-order reduction. */
 #include "ops.h"
 
+#include <stdlib.h>
+
 #include "hopper/ln_fused.h"
 
 typedef struct hk_ln_config {
@@ -165,6 +167,15 @@ typedef struct hk_ln_bwd_plan {
  * shared memory (at most ~8 KiB: the dgamma/dbeta segment sums). */
 #define HK_LN_BWD_STAGE_BUDGET(min_blocks) (200u * 1024u / (unsigned)(min_blocks) - 8448u)
 
+/* HK_CUDA_TUNE_LN_STAGES = 1 to HK_LN_BWD_MAX_STAGES replaces the staged form's stage count (bench sweeps);
+ * 0 when unset or out of range. The stages change neither the grid nor the workspace. */
+static unsigned hk_ln_bwd_forced_stages(void)
+{
+    const char *tune = getenv("HK_CUDA_TUNE_LN_STAGES");
+    const int n = tune && tune[0] >= '1' && tune[0] <= '0' + HK_LN_BWD_MAX_STAGES && !tune[1] ? tune[0] - '0' : 0;
+    return (unsigned)n;
+}
+
 /* The plan depends only on the shape, the pointers' alignment and the device, so workspace() and run()
  * agree, and the partial sums (hence dgamma/dbeta) are the same on every call. */
 static hk_ln_bwd_plan hk_ln_bwd_plan_of(const hk_context *ctx, const hk_ln_fused_bwd_args *a)
@@ -183,8 +194,9 @@ static hk_ln_bwd_plan hk_ln_bwd_plan_of(const hk_context *ctx, const hk_ln_fused
         plan.kernel = cfg->kernel;
         if (cfg->stages > 0) {
             const unsigned stage = HK_LN_BWD_STAGE_BYTES(plan.block, (unsigned)cfg->nv, a->dz_extra ? 3u : 2u);
+            const unsigned forced = hk_ln_bwd_forced_stages(), wanted = forced ? forced : (unsigned)cfg->stages;
             unsigned stages = HK_LN_BWD_STAGE_BUDGET(cfg->min_blocks) / stage;
-            stages = stages < 1 ? 1 : stages > (unsigned)cfg->stages ? (unsigned)cfg->stages : stages;
+            stages = stages < 1 ? 1 : stages > wanted ? wanted : stages;
             plan.stages = (int)stages;
             plan.shared = stages * stage;
         }

@@ -5,26 +5,36 @@
 
 #include "hopper/rotary.h"
 
-/* [dtype: bf16, f16, f32][style: HALF, INTERLEAVED][path: vector, scalar] */
-static const char *const hk_rotary_kernels[3][2][2] = {
+/* Kernel sets: bf16 and f16 each with fp32 tables and with tables in their own type (_t16), f32 (fp32 tables). */
+enum { HK_ROTARY_SETS = 5 };
+
+/* [set][style: HALF, INTERLEAVED][path: vector, scalar] */
+static const char *const hk_rotary_kernels[HK_ROTARY_SETS][2][2] = {
     {{"hk_rotary_bf16_half_v", "hk_rotary_bf16_half_s"}, {"hk_rotary_bf16_inter_v", "hk_rotary_bf16_inter_s"}},
+    {{"hk_rotary_bf16_half_v_t16", "hk_rotary_bf16_half_s_t16"},
+     {"hk_rotary_bf16_inter_v_t16", "hk_rotary_bf16_inter_s_t16"}},
     {{"hk_rotary_f16_half_v", "hk_rotary_f16_half_s"}, {"hk_rotary_f16_inter_v", "hk_rotary_f16_inter_s"}},
+    {{"hk_rotary_f16_half_v_t16", "hk_rotary_f16_half_s_t16"},
+     {"hk_rotary_f16_inter_v_t16", "hk_rotary_f16_inter_s_t16"}},
     {{"hk_rotary_f32_half_v", "hk_rotary_f32_half_s"}, {"hk_rotary_f32_inter_v", "hk_rotary_f32_inter_s"}},
 };
 
-static const char *const hk_rotary_row_kernels[3] = {"hk_rotary_bf16_half_rows", "hk_rotary_f16_half_rows",
-                                                    "hk_rotary_f32_half_rows"};
+static const char *const hk_rotary_row_kernels[HK_ROTARY_SETS] = {
+    "hk_rotary_bf16_half_rows", "hk_rotary_bf16_half_rows_t16", "hk_rotary_f16_half_rows",
+    "hk_rotary_f16_half_rows_t16", "hk_rotary_f32_half_rows"};
 
-static int hk_rotary_dtype_index(hk_dtype dtype)
+/* The kernel set of a call, -1 for an unsupported dtype. table_type is validated: F32 or dtype. */
+static int hk_rotary_set(hk_dtype dtype, hk_dtype table_type)
 {
-    return dtype == HK_DTYPE_BF16 ? 0 : dtype == HK_DTYPE_F16 ? 1 : dtype == HK_DTYPE_F32 ? 2 : -1;
+    const int t16 = table_type != HK_DTYPE_F32;
+    return dtype == HK_DTYPE_BF16 ? t16 : dtype == HK_DTYPE_F16 ? 2 + t16 : dtype == HK_DTYPE_F32 ? 4 : -1;
 }
 
 static hk_status hk_cuda_rotary_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
     (void)ctx;
     const hk_rotary_args *a = args;
-    if (hk_rotary_dtype_index(a->dtype) < 0) {
+    if (hk_rotary_set(a->dtype, a->table_type) < 0) {
         hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(a->dtype));
         return HK_ERR_UNSUPPORTED;
     }
@@ -41,6 +51,7 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
         return HK_OK;
     const int64_t v = 16 / (int64_t)hk_dtype_size(a->dtype);
     const int64_t half = a->rotary_dim / 2;
+    const int set = hk_rotary_set(a->dtype, a->table_type);
     /* In place (same pointer and strides) the features past rotary_dim already hold their values. */
     const bool in_place = a->out == a->x && a->out_stride[0] == a->x_stride[0] &&
                           a->out_stride[1] == a->x_stride[1] && a->out_stride[2] == a->x_stride[2];
@@ -85,12 +96,10 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
         const unsigned grid[3] = {(unsigned)(row_blocks * a->seqlen), 1, (unsigned)a->batch},
                        block[3] = {HK_ROTARY_ROW_BLOCK, 1, 1};
         void *params[] = {&p};
-        return hk_gpu_launch(ctx, hk_rotary_row_kernels[hk_rotary_dtype_index(a->dtype)], grid, block, 0, a->stream,
-                             params);
+        return hk_gpu_launch(ctx, hk_rotary_row_kernels[set], grid, block, 0, a->stream, params);
     }
     p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
-    const char *kernel =
-        hk_rotary_kernels[hk_rotary_dtype_index(a->dtype)][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
+    const char *kernel = hk_rotary_kernels[set][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
     const int64_t blocks = (p.units + HK_ROTARY_BLOCK - 1) / HK_ROTARY_BLOCK;
     if (blocks > INT32_MAX)
         return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld thread blocks exceed the grid limit", (long long)blocks);
@@ -102,8 +111,9 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_rotary = {
     .op = HK_OP_ROTARY,
     .name = "cuda.rotary",
-    .description = "streaming rotary embedding, bf16/f16/f32: 16-byte vectors when aligned (else scalar), HALF and "
-                   "INTERLEAVED, partial rotary_dim, position ids, in place, inverse",
+    .description = "streaming rotary embedding, bf16/f16/f32 with fp32 or activation-dtype tables: 16-byte vectors "
+                   "when aligned (else scalar), HALF and INTERLEAVED, partial rotary_dim, position ids, in place, "
+                   "inverse",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_rotary_supports,

@@ -21,6 +21,10 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     const char *tn = type_name(a->dtype, why, why_size);
     if (!tn)
         return -1;
+    if (a->table_type != HK_DTYPE_F32) {
+        hk_format(why, why_size, "table_type %s; the CDNA kernel reads f32 tables only", hk_dtype_name(a->table_type));
+        return -1;
+    }
     const int64_t tokens = a->batch * a->seqlen, half = a->rotary_dim / 2;
     if (tokens == 0 || a->heads == 0 || a->head_dim == 0)
         return 0;

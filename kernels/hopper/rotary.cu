@@ -1,7 +1,8 @@
 // Rotary position embedding for Hopper: a pure streaming kernel. One thread owns one chunk of V rotation pairs
 // (16 bytes of each operand) for HK_ROTARY_HEADS_PER_THREAD heads of one token: it issues every load of its
 // heads before the first use (many 16-byte loads in flight), loads the chunk's cos/sin once for all its
-// heads, and computes in fp32. x and out stream through with evict-first hints; the tables stay in L1/L2.
+// heads, and computes in fp32. x and out stream through with evict-first hints; the tables (fp32, or the
+// 16-bit activation type: half the bytes, one 16-byte load per chunk) stay in L1/L2.
 // Whole-head HALF rotations with narrow heads take a lane-mapped kernel instead (rotary_rows below).
 #include "hopper/rotary.h"
 #include "tiles/common/tiles.hpp"
@@ -83,12 +84,14 @@ HK_DEV void rotate(vec<T, V> &a, vec<T, V> &b, const float (&cs)[V], const float
     b = pack<T>(fb);
 }
 
-// cos and sin of chunk c of token t of batch b.
-template <int V> HK_DEV void load_angles(const hk_rotary_params &p, int64_t b, int64_t t, int c, float (&cs)[V], float (&sn)[V])
+// cos and sin of chunk c of token t of batch b, from tables of Tab (float or the activation type). The vector
+// path's offsets are multiples of V elements (half % V == 0), so 16-byte aligned for either table type.
+template <typename Tab, int V>
+HK_DEV void load_angles(const hk_rotary_params &p, int64_t b, int64_t t, int c, float (&cs)[V], float (&sn)[V])
 {
     const int64_t row = table_row(p, b, t) * p.half + (int64_t)c * V;
-    load_floats(p.cos + row, cs, cache_constant{});
-    load_floats(p.sin + row, sn, cache_constant{});
+    load_floats(static_cast<const Tab *>(p.cos) + row, cs, cache_constant{});
+    load_floats(static_cast<const Tab *>(p.sin) + row, sn, cache_constant{});
 }
 
 template <typename T, int V, bool Interleaved, int H>
@@ -134,7 +137,7 @@ HK_DEV void rot_store(const hk_rotary_params &p, const rot_place &w, const rot_u
 
 // One unit per thread: the unit is located once (32-bit divisions where the grid allows), its cos/sin loads
 // (L2 hits) go out first, then every load of its heads, all before the first use.
-template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotary_params &p)
+template <typename T, typename Tab, int V, bool Interleaved> HK_DEV void rotary(const hk_rotary_params &p)
 {
     constexpr int H = HK_ROTARY_HEADS_PER_THREAD;
     const int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -143,7 +146,7 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
     const rot_place w = p.units <= (int64_t)UINT32_MAX ? locate<H>(p, (uint32_t)u) : locate<H>(p, u);
     float cs[V], sn[V];
     if (w.c < p.chunks)
-        load_angles(p, w.b, w.t, w.c, cs, sn);
+        load_angles<Tab>(p, w.b, w.t, w.c, cs, sn);
     rot_unit<T, V, H> d;
     rot_load<T, V, Interleaved>(p, w, d);
     rot_store<T, V, Interleaved>(p, w, d, cs, sn);
@@ -154,7 +157,7 @@ template <typename T, int V, bool Interleaved> HK_DEV void rotary(const hk_rotar
 // takes its pair partner's chunk (the head's other half) from the partner lane with shuffles. Small blocks of
 // HK_ROTARY_ROW_VECTORS loads per thread over one token's row at high occupancy: the grid is (row blocks x
 // seqlen, 1, batch), so a block finds its token with one uniform division and its heads with shifts.
-template <typename T, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
+template <typename T, typename Tab, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
 {
     constexpr int R = HK_ROTARY_ROW_VECTORS, W = 16 / 4; // 32-bit words per vector
     const uint32_t bx = (uint32_t)block_x(), t = bx / (uint32_t)p.row_blocks, block_in_row = bx - t * (uint32_t)p.row_blocks;
@@ -164,7 +167,7 @@ template <typename T, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
     const bool first = c < p.chunks;
     const int partner = ln ^ p.chunks;
     float cs[V], sn[V];
-    load_angles(p, b, t, first ? c : c - p.chunks, cs, sn);
+    load_angles<Tab>(p, b, t, first ? c : c - p.chunks, cs, sn);
 #pragma unroll
     for (int i = 0; i < V; ++i)
         sn[i] = first ? -p.sign * sn[i] : p.sign * sn[i];
@@ -200,16 +203,17 @@ template <typename T, int V> HK_DEV void rotary_rows(const hk_rotary_params &p)
 
 } // namespace
 
-// Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s|rows>: v = 16-byte vectors, s = scalar (any alignment),
-// rows = the HALF kernel for whole heads.
-#define HK_ROTARY_KERNELS(T, NAME, V)                                                                          \
-    HK_KERNEL(hk_rotary_##NAME##_half_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, false>(p); }       \
-    HK_KERNEL(hk_rotary_##NAME##_inter_v, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, V, true>(p); }       \
-    HK_KERNEL(hk_rotary_##NAME##_half_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, false>(p); }       \
-    HK_KERNEL(hk_rotary_##NAME##_inter_s, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, 1, true>(p); }      \
-    HK_KERNEL(hk_rotary_##NAME##_half_rows, hk_rotary_params, HK_ROTARY_ROW_BLOCK) { rotary_rows<T, V>(p); }
+// Kernel names: hk_rotary_<dtype>_<half|inter>_<v|s|rows>[_t16]: v = 16-byte vectors, s = scalar (any
+// alignment), rows = the HALF kernel for whole heads; _t16: cos/sin in the 16-bit activation type, else fp32.
+#define HK_ROTARY_KERNELS(T, NAME, V, Tab, TAB)                                                                   \
+    HK_KERNEL(hk_rotary_##NAME##_half_v##TAB, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, Tab, V, false>(p); } \
+    HK_KERNEL(hk_rotary_##NAME##_inter_v##TAB, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, Tab, V, true>(p); } \
+    HK_KERNEL(hk_rotary_##NAME##_half_s##TAB, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, Tab, 1, false>(p); } \
+    HK_KERNEL(hk_rotary_##NAME##_inter_s##TAB, hk_rotary_params, HK_ROTARY_BLOCK) { rotary<T, Tab, 1, true>(p); } \
+    HK_KERNEL(hk_rotary_##NAME##_half_rows##TAB, hk_rotary_params, HK_ROTARY_ROW_BLOCK) { rotary_rows<T, Tab, V>(p); }
 
-HK_ROTARY_KERNELS(bf16, bf16, 8)
-HK_ROTARY_KERNELS(f16, f16, 8)
-HK_ROTARY_KERNELS(float, f32, 4)
-
+HK_ROTARY_KERNELS(bf16, bf16, 8, float, )
+HK_ROTARY_KERNELS(f16, f16, 8, float, )
+HK_ROTARY_KERNELS(float, f32, 4, float, )
+HK_ROTARY_KERNELS(bf16, bf16, 8, bf16, _t16)
+HK_ROTARY_KERNELS(f16, f16, 8, f16, _t16)

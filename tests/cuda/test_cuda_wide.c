@@ -1,8 +1,8 @@
 /* CUDA-specific coverage of the kernel choices the generic op tests do not reach: every register-resident
  * LayerNorm configuration (cols 2048 .. 32768), the any-shape kernels past them and on unaligned rows, the
- * backward's partial-sum paths and its run-to-run determinism, and rotary head groups, scalar fallback and
- * clamped positions. The CUDA context's results are compared with the CPU backend's on identical inputs.
- * With no CUDA device every case is skipped. */
+ * backward's partial-sum paths and its run-to-run determinism, and rotary head groups, scalar fallback, clamped
+ * positions and tables in the activation dtype. The CUDA context's results are compared with the CPU backend's on
+ * identical inputs. With no CUDA device every case is skipped. */
 #include "harness.h"
 
 #include <math.h>
@@ -239,19 +239,26 @@ typedef struct rot_case {
     int64_t batch, seqlen, heads, d, rotary_dim;
     int interleaved, inverse, in_place, pos_ids;
     int64_t shift; /* elements x and out start past an aligned allocation (1: scalar path) */
+    hk_dtype table; /* table_type: NONE (F32) or dt */
 } rot_case;
 
 static const rot_case rot_cases[] = {
-    {"rot_heads_5_d256", BF, 2, 64, 5, 256, 256, 0, 0, 0, 0, 0},
-    {"rot_heads_1", BF, 2, 100, 1, 128, 128, 1, 0, 0, 0, 0},
-    {"rot_partial_tail_copy", BF, 2, 50, 6, 128, 64, 0, 1, 0, 1, 0},
-    {"rot_interleaved_partial_in_place", F16, 1, 64, 7, 64, 48, 1, 0, 1, 0, 0},
-    {"rot_misaligned_scalar", BF, 2, 33, 3, 128, 96, 0, 0, 0, 1, 1},
-    {"rot_misaligned_interleaved_in_place", F32, 1, 40, 4, 64, 64, 1, 1, 1, 0, 1},
-    {"rot_f32_half_position_ids_clamped", F32, 2, 64, 4, 64, 64, 0, 0, 0, 1, 0},
+    {"rot_heads_5_d256", BF, 2, 64, 5, 256, 256, 0, 0, 0, 0, 0, 0},
+    {"rot_heads_1", BF, 2, 100, 1, 128, 128, 1, 0, 0, 0, 0, 0},
+    {"rot_partial_tail_copy", BF, 2, 50, 6, 128, 64, 0, 1, 0, 1, 0, 0},
+    {"rot_interleaved_partial_in_place", F16, 1, 64, 7, 64, 48, 1, 0, 1, 0, 0, 0},
+    {"rot_misaligned_scalar", BF, 2, 33, 3, 128, 96, 0, 0, 0, 1, 1, 0},
+    {"rot_misaligned_interleaved_in_place", F32, 1, 40, 4, 64, 64, 1, 1, 1, 0, 1, 0},
+    {"rot_f32_half_position_ids_clamped", F32, 2, 64, 4, 64, 64, 0, 0, 0, 1, 0, 0},
     /* more than one block of chunks (832 scalar units per head) or of head groups (258 groups of 4 heads) */
-    {"rot_chunk_tiles_scalar_tail_copy", BF, 2, 3, 2, 1024, 384, 0, 0, 0, 1, 1},
-    {"rot_head_group_tiles_1030_heads", BF, 2, 5, 1030, 64, 64, 1, 0, 0, 0, 0},
+    {"rot_chunk_tiles_scalar_tail_copy", BF, 2, 3, 2, 1024, 384, 0, 0, 0, 1, 1, 0},
+    {"rot_head_group_tiles_1030_heads", BF, 2, 5, 1030, 64, 64, 1, 0, 0, 0, 0, 0},
+    /* tables in the activation dtype: lane-mapped, chunk vector and scalar kernels, clamped ids */
+    {"rot_heads_5_d256_table_bf16", BF, 2, 64, 5, 256, 256, 0, 0, 0, 1, 0, BF},
+    {"rot_partial_tail_copy_table_f16", F16, 2, 50, 6, 128, 64, 0, 1, 0, 1, 0, F16},
+    {"rot_interleaved_partial_in_place_table_bf16", BF, 1, 64, 7, 64, 48, 1, 0, 1, 0, 0, BF},
+    {"rot_misaligned_scalar_table_f16", F16, 2, 33, 3, 128, 96, 0, 0, 0, 1, 1, F16},
+    {"rot_head_group_tiles_1030_heads_table_bf16", BF, 2, 5, 1030, 64, 64, 1, 0, 0, 0, 0, BF},
 };
 
 static void run_rot(const th_ctx *c, const void *param)
@@ -262,26 +269,23 @@ static void run_rot(const th_ctx *c, const void *param)
     const int64_t table = r->seqlen; /* position ids up to 2x past it (and -1) exercise the clamp */
     double *x = th_host(sizeof(double) * (size_t)(n + r->shift));
     th_fill_normal(&rng, r->dt, x + r->shift, n, 1.0);
-    float *cs = th_host(sizeof(float) * (size_t)(table * half)), *sn = th_host(sizeof(float) * (size_t)(table * half));
+    const hk_dtype tt = r->table ? r->table : F32;
+    double *cs = th_host(sizeof(double) * (size_t)(table * half));
+    double *sn = th_host(sizeof(double) * (size_t)(table * half));
     for (int64_t i = 0; i < table * half; ++i) {
-        cs[i] = (float)th_uniform(&rng, -1, 1);
-        sn[i] = (float)th_uniform(&rng, -1, 1);
+        cs[i] = th_uniform(&rng, -1, 1);
+        sn[i] = th_uniform(&rng, -1, 1);
     }
     int32_t *ids = th_host(sizeof(int32_t) * (size_t)tokens);
     for (int64_t i = 0; i < tokens; ++i)
         ids[i] = (int32_t)(th_next(&rng) % (uint64_t)(2 * table)) - (int32_t)(i % 3 == 0);
     th_tensor flat = th_matrix(r->dt, 1, n + r->shift, n + r->shift);
     pair px = upload(c, &flat, x), po = r->in_place ? px : outputs(c, th_bytes(&flat));
-    th_tensor tab = th_matrix(F32, 1, table * half, table * half), idt = th_matrix(F32, 1, tokens, tokens);
-    pair pc = {th_dev(&cpu_ctx, th_bytes(&tab)), th_dev(c, th_bytes(&tab))};
-    pair ps = {th_dev(&cpu_ctx, th_bytes(&tab)), th_dev(c, th_bytes(&tab))};
+    th_tensor tab = th_matrix(tt, 1, table * half, table * half), idt = th_matrix(F32, 1, tokens, tokens);
+    pair pc = upload(c, &tab, cs), ps = upload(c, &tab, sn);
     pair pi = {th_dev(&cpu_ctx, th_bytes(&idt)), th_dev(c, th_bytes(&idt))};
-    for (int side = 0; side < 2; ++side) {
-        const th_ctx *ctx = side ? c : &cpu_ctx;
-        th_upload(ctx, side ? pc.gpu : pc.cpu, cs, th_bytes(&tab));
-        th_upload(ctx, side ? ps.gpu : ps.cpu, sn, th_bytes(&tab));
-        th_upload(ctx, side ? pi.gpu : pi.cpu, ids, th_bytes(&idt));
-    }
+    for (int side = 0; side < 2; ++side)
+        th_upload(side ? c : &cpu_ctx, side ? pi.gpu : pi.cpu, ids, th_bytes(&idt));
     const size_t esize = orc_dtype_size(r->dt);
     for (int side = 0; side < 2; ++side) {
         const th_ctx *ctx = side ? c : &cpu_ctx;
@@ -292,6 +296,7 @@ static void run_rot(const th_ctx *c, const void *param)
         a.heads = r->heads;
         a.head_dim = r->d;
         a.rotary_dim = r->rotary_dim;
+        a.table_type = r->table;
         a.x = (const char *)(side ? px.gpu : px.cpu) + r->shift * esize;
         a.out = (char *)(side ? po.gpu : po.cpu) + r->shift * esize;
         a.cos = side ? pc.gpu : pc.cpu;

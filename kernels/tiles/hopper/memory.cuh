@@ -96,6 +96,14 @@ template <int N> HK_DEV void load_floats(const float *p, float (&out)[N], cache_
     }
 }
 
+/* The same for N 16-bit values (bf16 or f16 tables and parameters): one access of N elements (N * 2 <= 16 bytes,
+ * p aligned to it), widened to fp32. */
+template <int N, typename T> HK_DEV void load_floats(const T *p, float (&out)[N], cache_constant c)
+{
+    static_assert(sizeof(T) == 2, "load_floats: fp32 or 16-bit elements");
+    unpack(load_vec<N>(p, c), out);
+}
+
 /* Asynchronous global -> shared copies (cp.async): loads stay in flight without holding registers. A thread
  * that reads back only what it staged itself needs no barrier, only its own wait. 16 bytes bypass L1 (.cg);
  * 4 bytes go through it (.ca, the only 4-byte form). Copies issued since the last commit form one group. */
