@@ -78,6 +78,11 @@ static const ln_case bwd_cases[] = {
     {"ln_bwd_given_random_mask_1000x2048", TH_NOT_EMU, BF, F32, 0, 1000, 2048, 0, 1, 0, 0, 0.1f, 5, 6, 0, 0, 0, 1, 2},
     {"ln_bwd_given_random_mask_300x4096_dz_extra", TH_NOT_EMU, BF, F32, 0, 300, 4096, 0, 1, 0, 0, 0.1f, 5, 6, 0, 0, 1, 1, 2},
     {"ln_bwd_given_random_mask_100x8192", TH_NOT_EMU, BF, BF, 0, 100, 8192, 0, 1, 0, 0, 0.25f, 7, 8, 0, 8, 1, 1, 2},
+    /* rows past 8192 columns (Hopper: the staged kernels that form xhat again in pass 2), more rows than blocks */
+    {"ln_bwd_given_random_mask_300x12288_dz_extra", TH_NOT_EMU, BF, F32, 0, 300, 12288, 0, 1, 0, 0, 0.1f, 9, 10, 0, 0, 1, 1, 2},
+    {"rms_bwd_given_random_mask_300x16384_f16", TH_NOT_EMU, F16, F16, 1, 300, 16384, 0, 0, 0, 0, 0.1f, 11, 12, 0, 8, 0, 1, 2},
+    {"ln_bwd_given_random_mask_f32_300x12000_dz_extra", TH_NOT_EMU, F32, F32, 0, 300, 12000, 0, 1, 0, 0, 0.1f, 13, 14, 0, 0, 1, 1, 2},
+    {"ln_bwd_f32_300x1024_philox", TH_NOT_EMU, F32, F32, 0, 300, 1024, 0, 1, 0, 0, 0.1f, 15, 16, 0, 0, 0, 1, 0},
 };
 
 static hk_dtype param_dtype(const ln_case *l) { return l->param == HK_DTYPE_NONE ? F32 : l->param; }

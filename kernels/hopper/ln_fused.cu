@@ -417,8 +417,11 @@ HK_DEV void bwd_parts(const hk_ln_bwd_params &p, const int64_t (&col)[NV], const
 
 // One row segment of the backward from its raw vectors (dy(k), z(k), ex(k): vector k of the segment): pass 1
 // keeps xhat and dy * gamma in fp32 and sums them over the row, pass 2 costs two FMAs per element before the
-// mask (no recomputation); dgamma/dbeta accumulate in the thread's registers.
-template <typename T, int TPR, int NV, typename In, typename DY, typename Z, typename EX, typename M>
+// mask (no recomputation); dgamma/dbeta accumulate in the thread's registers. Recompute: pass 2 forms xhat and
+// dy * gamma again from the vectors instead of holding them over the row's reduction, for segments whose held
+// values would fill a thread's register budget (the staged form re-reads them from shared memory).
+template <typename T, int TPR, int NV, typename In, bool Recompute = false, typename DY, typename Z, typename EX,
+          typename M>
 HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], float mean, float rstd_row,
                         DY dy, Z z, EX ex, M mask_word, float (&dg)[NV][16 / sizeof(T)],
                         float (&db)[NV][16 / sizeof(T)], float *scratch, int &half)
@@ -429,29 +432,37 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
     // xhat = z * rstd - mean * rstd: one FMA
     const float rstd = active ? rstd_row : 0.0f, shift = active && !p.rms ? -mean * rstd_row : 0.0f;
 
-    float xh[NV][V], gg[NV][V];
+    constexpr int KH = Recompute ? 1 : NV; // vectors whose xhat and dy * gamma are held over the reduction
+    float xh[KH][V], gg[KH][V];
     float sums[2] = {0.0f, 0.0f}; // sum(dy * gamma * xhat), sum(dy * gamma)
-#pragma unroll
-    for (int k = 0; k < NV; ++k) {
-        if (!in[k]) {
-#pragma unroll
-            for (int i = 0; i < V; ++i)
-                xh[k][i] = gg[k][i] = 0.0f;
-            continue;
-        }
+    // xhat and dy * gamma of vector k into slot h; in pass 1 (accumulate) also its dgamma, dbeta and row sums
+    auto form = [&](int k, int h, bool accumulate) {
         float d[V], zf[V], gam[V];
         unpack(dy(k), d);
         unpack(z(k), zf);
         load_params<T>(p.gamma, col[k], p.param_f32, gam);
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            xh[k][i] = fmaf(zf[i], rstd, shift);
-            gg[k][i] = d[i] * gam[i];
-            dg[k][i] = fmaf(d[i], xh[k][i], dg[k][i]);
-            db[k][i] += d[i];
-            sums[0] = fmaf(gg[k][i], xh[k][i], sums[0]);
-            sums[1] += gg[k][i];
+            xh[h][i] = fmaf(zf[i], rstd, shift);
+            gg[h][i] = d[i] * gam[i];
+            if (accumulate) {
+                dg[k][i] = fmaf(d[i], xh[h][i], dg[k][i]);
+                db[k][i] += d[i];
+                sums[0] = fmaf(gg[h][i], xh[h][i], sums[0]);
+                sums[1] += gg[h][i];
+            }
         }
+    };
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int h = Recompute ? 0 : k;
+        if (!in[k]) {
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                xh[h][i] = gg[h][i] = 0.0f;
+            continue;
+        }
+        form(k, h, true);
     }
     segment_sum2<TPR>(sums, scratch, half);
     // dz = rstd * (gg - mean(gg) - xhat * mean(gg * xhat)) = gg * rstd + b + xhat * a
@@ -464,10 +475,13 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
     for (int k = 0; k < NV; ++k) {
         if (!in[k])
             continue;
+        const int h = Recompute ? 0 : k;
+        if constexpr (Recompute)
+            form(k, h, false);
         float dz[V];
 #pragma unroll
         for (int i = 0; i < V; ++i)
-            dz[i] = fmaf(xh[k][i], a, fmaf(gg[k][i], rstd, b));
+            dz[i] = fmaf(xh[h][i], a, fmaf(gg[h][i], rstd, b));
         if constexpr (In::extra) {
             float e[V];
             unpack(ex(k), e);
@@ -544,6 +558,8 @@ template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_staged(co
     extern __shared__ uint4 stage[];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR, tid = (int)threadIdx.x;
     constexpr int loads = In::extra ? 3 : 2;
+    // xhat, dy * gamma, dgamma and dbeta held per element would fill the registers of one block per SM
+    constexpr bool kRecompute = 4 * NV * V >= 65536 / kBlock;
     const int stages = p.stages;
     float *stats = reinterpret_cast<float *>(stage + stages * loads * NV * kBlock);
     uint32_t *masks = reinterpret_cast<uint32_t *>(stats + stages * 2 * kBlock);
@@ -585,7 +601,7 @@ template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_staged(co
         auto staged = [&](int l) {
             return [=](int k) -> const row_vec & { return *reinterpret_cast<const row_vec *>(in + (l * NV + k) * kBlock); };
         };
-        bwd_segment<T, TPR, NV, In>(p, g * kRows + seg, col, stats[(2 * st) * kBlock + tid],
+        bwd_segment<T, TPR, NV, In, kRecompute>(p, g * kRows + seg, col, stats[(2 * st) * kBlock + tid],
                                 stats[(2 * st + 1) * kBlock + tid], staged(0), staged(1), staged(2),
                                 [&](int k) { return masks[(st * NV + k) * kBlock + tid]; }, dg, db, scratch, half);
         st = st + 1 == stages ? 0 : st + 1;

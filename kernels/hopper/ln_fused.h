@@ -20,11 +20,14 @@
  * host launches multiprocessors * MINB blocks. STAGES 0: the next row waits in registers (prefetch form); else
  * the rows ahead wait in up to STAGES shared-memory stages (staged form), which the wide rows prefer
  * (bench/NOTES.md run 6: D4096 t256_n2 staged 71% of copy vs 65% for t512_n1 prefetch; D1024 prefetch 72%
- * vs 57% staged). */
+ * vs 57% staged). fp32 rows hold twice the registers per element: their prefetch forms run 2 blocks per SM
+ * (at 3 they spilled 0.8 KB and ran 11-14 points slower). Rows past 8192 columns take 512 threads with 4 (2-byte)
+ * or 8 (fp32) vectors each, which form xhat again in pass 2 instead of holding it (1024-thread blocks spilled
+ * 1.5-5.7 KB at their 64-register cap; bench/NOTES.md, seventh session). */
 #define HK_LN_BWD_CONFIGS_2BYTE(X) \
-    X(32, 1, 3, 0) X(64, 1, 3, 0) X(128, 1, 3, 0) X(256, 1, 3, 0) X(256, 2, 2, 2) X(512, 2, 1, 2) X(1024, 2, 1, 2)
+    X(32, 1, 3, 0) X(64, 1, 3, 0) X(128, 1, 3, 0) X(256, 1, 3, 0) X(256, 2, 2, 2) X(512, 2, 1, 2) X(512, 4, 1, 2)
 #define HK_LN_BWD_CONFIGS_4BYTE(X) \
-    X(32, 2, 3, 0) X(64, 2, 3, 0) X(128, 2, 3, 0) X(256, 2, 3, 0) X(512, 2, 1, 2) X(512, 4, 1, 2) X(1024, 4, 1, 0)
+    X(32, 2, 2, 0) X(64, 2, 2, 0) X(128, 2, 2, 0) X(256, 2, 2, 0) X(512, 2, 1, 2) X(512, 4, 1, 2) X(512, 8, 1, 2)
 #define HK_LN_MIN_BLOCK 256
 /* The staged form's stages (the current row and the ones in flight) are HK_LN_BWD_STAGE_BYTES(block, nv, loads)
  * each (loads: 2 vectors per element, 3 with dz_extra; plus mean, rstd and a mask word per vector and thread);
