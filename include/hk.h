@@ -258,10 +258,9 @@ HK_API hk_status hk_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *args);
  * x, out: [batch, seqlen, heads, head_dim], strides {batch, seq, head} (last dim contiguous); out == x is in
  * place. The first rotary_dim (even, <= head_dim; 0 means head_dim) features are rotated, the rest copied.
  * cos, sin: [table_positions, rotary_dim / 2] contiguous, of table_type: F32 or the activation dtype (NONE means
- * F32; HIP and the emulator take F32 only). Tables in the activation dtype halve the table bytes; the math stays
- * fp32. Token t of batch b uses position position_ids[b * seqlen + t] when position_ids is set, else
- * position_offset + t; every position must be < table_positions (out-of-range positions on GPUs are clamped,
- * never read out of bounds).
+ * F32), on every backend. Tables in the activation dtype halve the table bytes; the math stays fp32. Token t of
+ * batch b uses position position_ids[b * seqlen + t] when position_ids is set, else position_offset + t; every
+ * position must be < table_positions (out-of-range positions on GPUs are clamped, never read out of bounds).
  * HALF (GPT-NeoX): pairs (i, i + rotary_dim/2); INTERLEAVED (GPT-J): pairs (2i, 2i + 1). With frequency i:
  *   y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin; inverse != 0 rotates by -theta (the backward). */
 typedef enum hk_rotary_style { HK_ROTARY_HALF = 0, HK_ROTARY_INTERLEAVED = 1 } hk_rotary_style;

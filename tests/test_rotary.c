@@ -59,22 +59,21 @@ static const rot_case cases[] = {
     /* lane-mapped kernel with 32 lanes per head; a batch past its grid (z <= 65535) takes the chunk kernel */
     {"half_d256_heads_3_position_ids", TH_ALL, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0, 0, 0},
     {"batch_70000_past_the_row_grid", TH_GPU, BF, 70000, 1, 2, 64, 64, 0, 0, 0, 5, 0, 0, 0, 0, 0},
-    /* tables in the activation dtype (the wave emulator's kernel reads fp32 tables only): the lane-mapped kernel,
-     * the chunk kernel's vector path (partial, ids, in place, inverse) and its scalar path (odd shapes, strides,
-     * tables not 16-byte aligned) */
-    {"half_table_bf16", TH_NOT_EMU, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0, BF, 0},
-    {"half_whole_heads_d32_in_place_table_f16", TH_NOT_EMU, F16, 1, 24, 33, 32, 32, 0, 0, 1, 0, 0, 0, 0, F16, 0},
-    {"half_d256_position_ids_table_bf16", TH_NOT_EMU, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0, BF, 0},
-    {"half_offset_table_f16", TH_NOT_EMU, F16, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0, 0, F16, 0},
-    {"interleaved_position_ids_table_bf16", TH_NOT_EMU, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0, 0, BF, 0},
-    {"half_partial_inverse_table_f16", TH_NOT_EMU, F16, 2, 48, 3, 64, 32, 0, 1, 0, 0, 0, 0, 0, F16, 0},
-    {"interleaved_in_place_partial_inverse_table_bf16", TH_NOT_EMU, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0, 0, BF, 0},
-    {"packed_heads_padded_rows_table_bf16", TH_NOT_EMU, BF, 3, 100, 4, 64, 64, 0, 0, 0, 0, 1, 0, 24, BF, 0},
-    {"long_1000_heads_127_table_bf16", TH_NOT_EMU, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8, 0, BF, 0},
-    {"odd_head_dim_7_rotary_6_table_bf16", TH_NOT_EMU, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0, 0, BF, 0},
-    {"interleaved_odd_strides_table_f16", TH_NOT_EMU, F16, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3, 0, F16, 0},
-    {"half_misaligned_tables_bf16", TH_NOT_EMU, BF, 2, 32, 4, 64, 64, 0, 0, 0, 3, 0, 0, 0, BF, 1},
-    {"interleaved_partial_misaligned_tables_f16", TH_NOT_EMU, F16, 2, 32, 2, 128, 64, 1, 0, 0, 0, 1, 0, 0, F16, 3},
+    /* tables in the activation dtype: the lane-mapped kernel (CUDA), the vector path (partial, ids, in place,
+     * inverse) and the scalar path (odd shapes, strides, tables not 16-byte aligned) */
+    {"half_table_bf16", TH_ALL, BF, 2, 64, 4, 64, 64, 0, 0, 0, 0, 0, 0, 0, BF, 0},
+    {"half_whole_heads_d32_in_place_table_f16", TH_ALL, F16, 1, 24, 33, 32, 32, 0, 0, 1, 0, 0, 0, 0, F16, 0},
+    {"half_d256_position_ids_table_bf16", TH_ALL, BF, 2, 20, 3, 256, 256, 0, 0, 0, 0, 1, 0, 0, BF, 0},
+    {"half_offset_table_f16", TH_ALL, F16, 2, 33, 2, 64, 64, 0, 0, 0, 100, 0, 0, 0, F16, 0},
+    {"interleaved_position_ids_table_bf16", TH_ALL, BF, 3, 17, 2, 64, 64, 1, 0, 0, 0, 1, 0, 0, BF, 0},
+    {"half_partial_inverse_table_f16", TH_ALL, F16, 2, 48, 3, 64, 32, 0, 1, 0, 0, 0, 0, 0, F16, 0},
+    {"interleaved_in_place_partial_inverse_table_bf16", TH_ALL, BF, 1, 32, 3, 64, 32, 1, 1, 1, 0, 1, 0, 0, BF, 0},
+    {"packed_heads_padded_rows_table_bf16", TH_ALL, BF, 3, 100, 4, 64, 64, 0, 0, 0, 0, 1, 0, 24, BF, 0},
+    {"long_1000_heads_127_table_bf16", TH_ALL, BF, 2, 1000, 127, 64, 32, 1, 1, 0, 12, 0, 8, 0, BF, 0},
+    {"odd_head_dim_7_rotary_6_table_bf16", TH_ALL, BF, 2, 7, 3, 7, 6, 0, 0, 0, 0, 0, 0, 0, BF, 0},
+    {"interleaved_odd_strides_table_f16", TH_ALL, F16, 2, 15, 3, 64, 64, 1, 0, 0, 0, 0, 3, 0, F16, 0},
+    {"half_misaligned_tables_bf16", TH_ALL, BF, 2, 32, 4, 64, 64, 0, 0, 0, 3, 0, 0, 0, BF, 1},
+    {"interleaved_partial_misaligned_tables_f16", TH_ALL, F16, 2, 32, 2, 128, 64, 1, 0, 0, 0, 1, 0, 0, F16, 3},
 };
 
 static th_tensor layout(const rot_case *r, int64_t pad, int64_t row_pad, int64_t stride[3])

@@ -21,17 +21,16 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     const char *tn = type_name(a->dtype, why, why_size);
     if (!tn)
         return -1;
-    if (a->table_type != HK_DTYPE_F32) {
-        hk_format(why, why_size, "table_type %s; the CDNA kernel reads f32 tables only", hk_dtype_name(a->table_type));
-        return -1;
-    }
     const int64_t tokens = a->batch * a->seqlen, half = a->rotary_dim / 2;
     if (tokens == 0 || a->heads == 0 || a->head_dim == 0)
         return 0;
     const int V = 16 / (int)hk_dtype_size(a->dtype);
     const bool interleaved = a->style == HK_ROTARY_INTERLEAVED;
-    bool vec = hk_aligned16(a->x) && hk_aligned16(a->out) && a->head_dim % V == 0 &&
-               (interleaved ? a->rotary_dim % V == 0 : half % V == 0);
+    /* A unit's table entries start at an element offset that is a multiple of its V (HALF) or V / 2 (INTERLEAVED)
+     * entries, by these conditions, so with 16-byte aligned tables its table vectors (at most 16 bytes) are aligned
+     * for fp32 and 16-bit tables alike. */
+    bool vec = hk_aligned16(a->x) && hk_aligned16(a->out) && hk_aligned16(a->cos) && hk_aligned16(a->sin) &&
+               a->head_dim % V == 0 && (interleaved ? a->rotary_dim % V == 0 : half % V == 0);
     for (int i = 0; i < 3; ++i)
         vec = vec && a->x_stride[i] % V == 0 && a->out_stride[i] % V == 0;
     const int v = vec ? V : 1, pairs = vec && interleaved ? V / 2 : 1;
@@ -49,7 +48,9 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     const int64_t tpb = per_token >= 256 ? 1 : 256 / per_token;
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
-    snprintf(L->kernel, sizeof L->kernel, "hk_rotary_%s_%s", tn, vec ? "v" : "s");
+    /* table_type is validated: F32, or the activation dtype (the _t16 kernels) */
+    snprintf(L->kernel, sizeof L->kernel, "hk_rotary_%s_%s%s", tn, vec ? "v" : "s",
+             a->table_type != HK_DTYPE_F32 ? "_t16" : "");
     L->grid[0] = (unsigned)((tokens + tpb - 1) / tpb);
     L->grid[1] = L->grid[2] = 1;
     L->block[0] = 256;

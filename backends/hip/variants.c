@@ -17,7 +17,7 @@ static hk_status hip_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream
 
 HK_HIP_VARIANT(hip_rotary, HK_OP_ROTARY, 0, "hip.rotary",
                "one thread per 16-byte unit of rotated pairs (element-wise when unaligned); HALF/INTERLEAVED, "
-               "partial rotary_dim, position ids (clamped), in place; f32 tables", NULL)
+               "partial rotary_dim, position ids (clamped), in place; fp32 or activation-dtype tables", NULL)
 HK_HIP_VARIANT(hip_ln, HK_OP_LN_FUSED, 0, "hip.ln_fused",
                "row in registers over 1-16 waves, 16-byte buffer loads, fp32 statistics, Philox dropout (packed keep "
                "mask out); "

@@ -10,7 +10,7 @@
 typedef struct hk_rotary_params {
     const void *x;
     void *out;
-    const float *cos, *sin;
+    const void *cos, *sin;       /* fp32, or the activation type in the _t16 kernels */
     const int32_t *position_ids; /* NULL: position_offset + t */
     int64_t x_stride[3], out_stride[3];
     int64_t position_offset, table_positions;

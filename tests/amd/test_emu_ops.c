@@ -1,7 +1,7 @@
 /* The CDNA kernels under the wave emulator (gfx942 and gfx950) against the CPU backend through the public API.
  * Rotary and fused LayerNorm: random inputs, odd sizes (element-wise kernels), padded strides, in place,
  * out-of-range position ids, every LayerNorm configuration size class, and the dropout mask bit for bit; rotary
- * tables in a 16-bit dtype are refused.
+ * tables in fp32 and in the 16-bit activation dtype.
  * GEMM: both schedules (8-wave ping-pong 256 x 256, 4-wave 128 x 128 aligned and unaligned), every transpose,
  * square / skinny / ragged shapes, alpha/beta with C separate or aliasing D, bf16 / f16 / f32 out, fp8 with scales
  * (the arch's e4m3), K = 0; every element of D (padding included) checked after poisoning it with NaN. The
@@ -161,39 +161,37 @@ static void run_rotary(const rot_case *k, int e)
     const int64_t hs = k->d + k->pad, ss = k->h * hs, bs = k->s * ss, n = k->b * bs, P = 16;
     const size_t bytes = (size_t)n * hk_dtype_size(k->t);
     void *x = random_buffer(cpu, k->t, n, -2, 2);
-    float *cs = buffer(cpu, P * k->r / 2 * 4), *sn = buffer(cpu, P * k->r / 2 * 4);
-    for (int64_t i = 0; i < P * k->r / 2; ++i) {
-        cs[i] = (float)cos((double)i * 0.37);
-        sn[i] = (float)sin((double)i * 0.37);
-    }
     int32_t *ids = buffer(cpu, (size_t)(k->b * k->s) * 4);
     for (int64_t i = 0; i < k->b * k->s; ++i)
         ids[i] = (int32_t)(i * 5 % 21) - 2; /* some below 0, some >= P: clamped on the GPU and the CPU */
-    void *out_cpu = k->in_place ? clone(cpu, x, bytes) : buffer(cpu, bytes);
-    void *out_emu = k->in_place ? clone(emu[e], x, bytes) : buffer(emu[e], bytes);
-    hk_rotary_args a = HK_ARGS_INIT(hk_rotary_args);
-    a.dtype = k->t;
-    a.batch = k->b, a.seqlen = k->s, a.heads = k->h, a.head_dim = k->d, a.rotary_dim = k->r;
-    a.x_stride[0] = a.out_stride[0] = bs, a.x_stride[1] = a.out_stride[1] = ss, a.x_stride[2] = a.out_stride[2] = hs;
-    a.cos = cs, a.sin = sn, a.table_positions = P, a.position_offset = 3;
-    a.position_ids = k->ids ? ids : NULL;
-    a.style = k->style, a.inverse = k->inverse;
-    a.x = k->in_place ? out_cpu : x, a.out = out_cpu;
-    if (hk_rotary(cpu, &a) != HK_OK)
-        fail_msg("rotary on cpu: %s", hk_last_error());
-    a.x = k->in_place ? out_emu : x, a.out = out_emu;
-    hk_status st = hk_rotary(emu[e], &a);
-    if (st != HK_OK)
-        fail_msg("rotary on %s: %s", emu_arch[e], hk_last_error());
-    /* Padding: rotary touches only logical elements, so compare the whole span (both keep 0xFF or x there). */
-    expect_close("rotary", emu_arch[e], k->t, out_emu, out_cpu, n, 0);
-    /* The CDNA kernel reads fp32 tables only: tables in a 16-bit activation dtype are refused, saying why. */
-    if (k->t != HK_DTYPE_F32) {
-        a.table_type = k->t;
-        st = hk_rotary(emu[e], &a);
-        if (st != HK_ERR_UNSUPPORTED || !strstr(hk_last_error(), "table_type"))
-            fail_msg("rotary on %s with %s tables: %s (%s)", emu_arch[e], hk_dtype_name(k->t), hk_status_string(st),
-                     hk_last_error());
+    /* The same x and angles with fp32 tables, then (bf16, f16) with tables in the activation dtype. */
+    const hk_dtype tables[2] = {HK_DTYPE_F32, k->t};
+    for (int t = 0; t < (k->t == HK_DTYPE_F32 ? 1 : 2); ++t) {
+        const hk_dtype tt = tables[t];
+        const size_t table_bytes = (size_t)(P * k->r / 2) * hk_dtype_size(tt);
+        void *cs = buffer(cpu, table_bytes), *sn = buffer(cpu, table_bytes);
+        for (int64_t i = 0; i < P * k->r / 2; ++i) {
+            store_el(tt, cs, i, (float)cos((double)i * 0.37));
+            store_el(tt, sn, i, (float)sin((double)i * 0.37));
+        }
+        void *out_cpu = k->in_place ? clone(cpu, x, bytes) : buffer(cpu, bytes);
+        void *out_emu = k->in_place ? clone(emu[e], x, bytes) : buffer(emu[e], bytes);
+        hk_rotary_args a = HK_ARGS_INIT(hk_rotary_args);
+        a.dtype = k->t;
+        a.batch = k->b, a.seqlen = k->s, a.heads = k->h, a.head_dim = k->d, a.rotary_dim = k->r;
+        a.x_stride[0] = a.out_stride[0] = bs, a.x_stride[1] = a.out_stride[1] = ss;
+        a.x_stride[2] = a.out_stride[2] = hs;
+        a.cos = cs, a.sin = sn, a.table_type = tt, a.table_positions = P, a.position_offset = 3;
+        a.position_ids = k->ids ? ids : NULL;
+        a.style = k->style, a.inverse = k->inverse;
+        a.x = k->in_place ? out_cpu : x, a.out = out_cpu;
+        if (hk_rotary(cpu, &a) != HK_OK)
+            fail_msg("rotary on cpu: %s", hk_last_error());
+        a.x = k->in_place ? out_emu : x, a.out = out_emu;
+        if (hk_rotary(emu[e], &a) != HK_OK)
+            fail_msg("rotary on %s with %s tables: %s", emu_arch[e], hk_dtype_name(tt), hk_last_error());
+        /* Padding: rotary touches only logical elements, so compare the whole span (both keep 0xFF or x there). */
+        expect_close("rotary", emu_arch[e], k->t, out_emu, out_cpu, n, 0);
     }
 }
 

@@ -92,6 +92,10 @@ static void test_kernels_present(void **state)
                 snprintf(name, sizeof name, "hk_rotary_%s_%s", types[t], v ? "s" : "v");
                 if (!find(archs[a], name))
                     fail_msg("%s: %s missing", archs[a], name);
+                /* bf16/f16 with cos/sin in their own type */
+                snprintf(name, sizeof name, "hk_rotary_%s_%s_t16", types[t], v ? "s" : "v");
+                if (t < 2 && !find(archs[a], name))
+                    fail_msg("%s: %s missing", archs[a], name);
                 for (int c = 0; c < 4; ++c) {
                     snprintf(name, sizeof name, "hk_ln_fwd_%s_%s_%s", types[t], v ? "s" : "v", fwd[c]);
                     if (!find(archs[a], name))
