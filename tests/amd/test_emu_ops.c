@@ -114,16 +114,25 @@ static void *clone(hk_context *c, const void *src, size_t bytes)
 }
 
 /* Elementwise closeness in the storage type: fp32 rounding differences (summation order) may move a value by
- * about one unit of the output type. NaN on one side only fails. */
+ * about one unit of the output type, relative to the value or, where terms of the output's size cancel, to the
+ * output's RMS. NaN on one side only fails. */
 static void expect_close(const char *what, const char *arch, hk_dtype t, const void *got, const void *want, int64_t n,
                          double rtol)
 {
     const double unit = t == HK_DTYPE_BF16 ? 1.0 / 128 : t == HK_DTYPE_F16 ? 1.0 / 1024 : 1e-5;
+    double sum2 = 0;
+    int64_t finite = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double w = load_el(t, want, i);
+        if (isfinite(w))
+            sum2 += w * w, ++finite;
+    }
+    const double rms = finite ? sqrt(sum2 / (double)finite) : 0.0;
     for (int64_t i = 0; i < n; ++i) {
         const double g = load_el(t, got, i), w = load_el(t, want, i);
         if (isnan(g) && isnan(w))
             continue;
-        if (!(fabs(g - w) <= (unit + rtol) * (fabs(w) + 1e-2)))
+        if (!(fabs(g - w) <= (unit + rtol) * (fabs(w) + rms)))
             fail_msg("%s on %s: element %lld is %.9g, cpu %.9g", what, arch, (long long)i, g, w);
     }
 }
