@@ -546,7 +546,7 @@ template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_prefetch(
 // Staged form: each thread copies its own vectors of the rows ahead into dynamic shared memory with cp.async
 // (p.stages - 1 rows in flight, no registers held for them, no barrier: a thread reads back only what it
 // copied). Best for wide rows, whose register-held next row would cost occupancy.
-template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_staged(const hk_ln_bwd_params &p)
+template <typename T, int TPR, int NV, int MINB, typename In> HK_DEV void ln_bwd_staged(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
@@ -558,8 +558,8 @@ template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_staged(co
     extern __shared__ uint4 stage[];
     const int s = (int)threadIdx.x % TPR, seg = (int)threadIdx.x / TPR, tid = (int)threadIdx.x;
     constexpr int loads = In::extra ? 3 : 2;
-    // xhat, dy * gamma, dgamma and dbeta held per element would fill the registers of one block per SM
-    constexpr bool kRecompute = 4 * NV * V >= 65536 / kBlock;
+    // xhat, dy * gamma, dgamma and dbeta held per element would fill the registers of MINB blocks per SM
+    constexpr bool kRecompute = 4 * NV * V >= 65536 / (kBlock * MINB);
     const int stages = p.stages;
     float *stats = reinterpret_cast<float *>(stage + stages * loads * NV * kBlock);
     uint32_t *masks = reinterpret_cast<uint32_t *>(stats + stages * 2 * kBlock);
@@ -684,7 +684,7 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
             if constexpr (STAGES == 0)                                                                         \
                 ln_bwd_prefetch<T, TPR, NV, decltype(in)>(p);                                                  \
             else                                                                                               \
-                ln_bwd_staged<T, TPR, NV, decltype(in)>(p);                                                    \
+                ln_bwd_staged<T, TPR, NV, MINB, decltype(in)>(p);                                              \
         });                                                                                                    \
     }
 #define HK_LN_ANY(T, NAME)                                                                                     \
