@@ -22,12 +22,12 @@
  * (bench/NOTES.md run 6: D4096 t256_n2 staged 71% of copy vs 65% for t512_n1 prefetch; D1024 prefetch 72%
  * vs 57% staged). fp32 rows hold twice the registers per element: their prefetch forms run 2 blocks per SM
  * (at 3 they spilled 0.8 KB and ran 11-14 points slower). Staged kernels whose held values would fill their
- * register budget form xhat again in pass 2 instead of holding it: 2-byte rows of 4097-8192 columns on two
- * blocks of 256 x 4 vectors per SM (D5120 / D6144 74-85% of copy against 64-75% on one block of 512 x 2), rows
- * past 8192 on 512 threads x 4 (2-byte) or 8 (fp32) vectors (1024-thread blocks spilled 1.5-5.7 KB at their
- * 64-register cap; bench/NOTES.md, seventh session). */
+ * register budget form xhat again in pass 2 instead of holding it: 2-byte rows of 4097-6144 columns on two
+ * blocks of 256 x 4 vectors per SM (the host's pick between equal capacities), rows past 8192 on 512 threads x
+ * 4 (2-byte) or 8 (fp32) vectors (1024-thread blocks spilled 1.5-5.7 KB at their 64-register cap;
+ * bench/NOTES.md, seventh session). */
 #define HK_LN_BWD_CONFIGS_2BYTE(X) \
-    X(32, 1, 3, 0) X(64, 1, 3, 0) X(128, 1, 3, 0) X(256, 1, 3, 0) X(256, 2, 2, 2) X(256, 4, 2, 2) X(512, 4, 1, 2)
+    X(32, 1, 3, 0) X(64, 1, 3, 0) X(128, 1, 3, 0) X(256, 1, 3, 0) X(256, 2, 2, 2) X(256, 4, 2, 2) X(512, 2, 1, 2) X(512, 4, 1, 2)
 #define HK_LN_BWD_CONFIGS_4BYTE(X) \
     X(32, 2, 2, 0) X(64, 2, 2, 0) X(128, 2, 2, 0) X(256, 2, 2, 0) X(512, 2, 1, 2) X(512, 4, 1, 2) X(512, 8, 1, 2)
 #define HK_LN_MIN_BLOCK 256
