@@ -82,6 +82,7 @@ static const ln_case bwd_cases[] = {
     {"ln_bwd_given_random_mask_300x12288_dz_extra", TH_NOT_EMU, BF, F32, 0, 300, 12288, 0, 1, 0, 0, 0.1f, 9, 10, 0, 0, 1, 1, 2},
     {"rms_bwd_given_random_mask_300x16384_f16", TH_NOT_EMU, F16, F16, 1, 300, 16384, 0, 0, 0, 0, 0.1f, 11, 12, 0, 8, 0, 1, 2},
     {"ln_bwd_given_random_mask_f32_300x12000_dz_extra", TH_NOT_EMU, F32, F32, 0, 300, 12000, 0, 1, 0, 0, 0.1f, 13, 14, 0, 0, 1, 1, 2},
+    {"ln_bwd_given_random_mask_300x7000_f16", TH_NOT_EMU, F16, F16, 0, 300, 7000, 0, 1, 0, 0, 0.1f, 17, 18, 0, 0, 0, 1, 2},
     {"ln_bwd_f32_300x1024_philox", TH_NOT_EMU, F32, F32, 0, 300, 1024, 0, 1, 0, 0, 0.1f, 15, 16, 0, 0, 0, 1, 0},
 };
 

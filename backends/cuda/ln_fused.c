@@ -63,10 +63,10 @@ static unsigned hk_ln_block(int tpr) { return tpr > HK_LN_MIN_BLOCK ? (unsigned)
     .dropout_mask = (a)->dropout_mask, .mask_words = HK_DROPOUT_MASK_WORDS((a)->cols)
 
 /* The first register-resident config that holds a row of cols, or NULL. */
-/* The first config whose rows hold cols. Of two with the same capacity, the first (fewer threads, more vectors
- * each) serves rows that leave every thread's last vector empty, the second fuller rows: for 2-byte rows of
- * 4097-8192 columns, 256 x 4 beats 512 x 2 at D5120 and D6144 (74-85% of copy against 64-75%; 512 x 2 leaves
- * half its threads one vector short) and trails it at D8192 (bench/NOTES.md, seventh session). */
+/* The first config whose rows hold cols. Of two with the same capacity, the second (more threads, fewer vectors
+ * each) serves only rows that fill it exactly: for 2-byte rows of 4097-8192 columns, 256 x 4 beats 512 x 2 at
+ * D5120-D7680 by 5-10 points of copy (512 x 2 leaves some threads a vector short) and trails it at D8192
+ * (bench/NOTES.md, seventh session). */
 static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, int64_t cols, int64_t v)
 {
     for (size_t i = 0; i < count; ++i) {
@@ -74,7 +74,7 @@ static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, in
         if (capacity < cols)
             continue;
         const bool next_same = i + 1 < count && (int64_t)list[i + 1].tpr * list[i + 1].nv * v == capacity;
-        return next_same && cols > capacity - (int64_t)list[i].tpr * v ? &list[i + 1] : &list[i];
+        return next_same && cols == capacity ? &list[i + 1] : &list[i];
     }
     return NULL;
 }

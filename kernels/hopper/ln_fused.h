@@ -22,7 +22,7 @@
  * (bench/NOTES.md run 6: D4096 t256_n2 staged 71% of copy vs 65% for t512_n1 prefetch; D1024 prefetch 72%
  * vs 57% staged). fp32 rows hold twice the registers per element: their prefetch forms run 2 blocks per SM
  * (at 3 they spilled 0.8 KB and ran 11-14 points slower). Staged kernels whose held values would fill their
- * register budget form xhat again in pass 2 instead of holding it: 2-byte rows of 4097-6144 columns on two
+ * register budget form xhat again in pass 2 instead of holding it: 2-byte rows of 4097-8191 columns on two
  * blocks of 256 x 4 vectors per SM (the host's pick between equal capacities), rows past 8192 on 512 threads x
  * 4 (2-byte) or 8 (fp32) vectors (1024-thread blocks spilled 1.5-5.7 KB at their 64-register cap;
  * bench/NOTES.md, seventh session). */
