@@ -10,8 +10,8 @@ against a float32 reference before timing it.
 Adding a row: write a function decorated with @group('name') that takes the Bench and calls
 bench.row(group, shape, impl, fn, bytes=... or flops=...), where fn(i) runs the i-th call (use input set
 i % sets), or bench.alternate(group, shape, [(impl, fn), ...], bytes=...) to time several contenders in
-alternation (GEMM call by call; the rotary rows in rounds of settled calls). Rows of one (group, shape) are compared with each other and with
-the copy ceiling.
+alternation (GEMM call by call; the rotary rows in rounds of settled calls). Rows of one (group, shape) are
+compared with each other and with the copy ceiling.
 
 usage: peers.py --lib build/libhk.so --out DIR [--only rotary,ln_fwd] [--reps 100]
 """
@@ -249,10 +249,13 @@ def rope_torch(x, cos, sin):
     return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).to(x.dtype)
 
 
+ROTARY_SHAPES = [(16, 4096, 16, 128), (4, 8192, 32, 128)]  # B, N, H, D: the issue's shapes
+
+
 @group('rotary')
 def bench_rotary(b):
     rope_c, rope_hf_c = compiled(rope_torch), compiled(rope_hf)
-    for (B, N, H, D) in [(16, 4096, 16, 128), (4, 8192, 32, 128)]:
+    for (B, N, H, D) in ROTARY_SHAPES:
         shape = f'B{B} N{N} H{H} D{D}'
         numel = B * N * H * D
         nbytes = 2 * numel * 2  # bf16 x read once, out written once (the tables stay in L2)

@@ -18,7 +18,7 @@ def main():
     stream = torch.cuda.current_stream().cuda_stream or None
     hf = torch.compile(peers.rope_hf, dynamic=False)
     calls = []
-    for (B, N, H, D) in rotary_protocols.SHAPES:
+    for (B, N, H, D) in peers.ROTARY_SHAPES:
         x = torch.randn(B, N, H, D, device='cuda', dtype=torch.bfloat16)
         out = torch.empty_like(x)
         cos, sin = peers.rope_tables(N, D // 2, 'cuda')

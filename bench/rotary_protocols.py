@@ -18,9 +18,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hk  # noqa: E402
 import peers  # noqa: E402
 
-SHAPES = [(16, 4096, 16, 128), (4, 8192, 32, 128)]
-
-
 def contenders(lib, ctx, stream, x, out, cos, sin, hf):
     a = peers.rope_args(stream, x, out, cos, sin)
     cos2, sin2 = peers.hf_tables(cos, sin)
@@ -46,7 +43,7 @@ def main():
         ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=30, rep=200, return_mode='median')
         copy = 2 * src.numel() / ms / 1e9
         print(f'flush, round {r}: copy 2 GiB {copy:.3f} TB/s')
-        for (B, N, H, D) in SHAPES:
+        for (B, N, H, D) in peers.ROTARY_SHAPES:
             x = torch.randn(B, N, H, D, device='cuda', dtype=torch.bfloat16)
             out = torch.empty_like(x)
             cos, sin = peers.rope_tables(N, D // 2, 'cuda')
@@ -57,7 +54,7 @@ def main():
                       f'({100 * tbs / copy:.1f}% of copy)')
     del src, dst
 
-    for (B, N, H, D) in SHAPES:
+    for (B, N, H, D) in peers.ROTARY_SHAPES:
         hidden = torch.randn(B * N, 2048, device='cuda', dtype=torch.bfloat16)
         w = torch.randn(H * D, 2048, device='cuda', dtype=torch.bfloat16) * 0.02
         x = torch.empty(B, N, H, D, device='cuda', dtype=torch.bfloat16)

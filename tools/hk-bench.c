@@ -137,9 +137,10 @@ static void release(bench *b, buffer *bufs, size_t n)
 enum { MAX_SETS = 16, MAX_INPUTS = 6 };
 
 /* The sets of inputs an op's calls rotate over. Set 0 is the op's own inputs; on a GPU, device copies of them follow
- * until the sets hold >= 512 MiB (--rotate-mib; at most 16 sets), more than the H200's 50 MB L2 or the MI300X's 256 MB Infinity
- * Cache, so that no call finds its inputs left in cache by the calls before it. The copies hold the same values, so
- * the output check against set 0's host data holds whichever set wrote the output. Outputs are not copied. */
+ * until the sets hold >= 512 MiB (--rotate-mib; at most 16 sets), more than the H200's 50 MB L2 or the MI300X's
+ * 256 MB Infinity Cache, so that no call finds its inputs left in cache by the calls before it. The copies hold the
+ * same values, so the output check against set 0's host data holds whichever set wrote the output. Outputs are not
+ * copied. */
 typedef struct input_sets {
     int count;
     void *dev[MAX_SETS][MAX_INPUTS]; /* input i of set s */

@@ -62,19 +62,20 @@ static unsigned hk_ln_block(int tpr) { return tpr > HK_LN_MIN_BLOCK ? (unsigned)
     .dropout_threshold = hk_dropout_threshold((a)->dropout_p), .dropout = (a)->dropout_p > 0.0f || (a)->dropout_mask, \
     .dropout_mask = (a)->dropout_mask, .mask_words = HK_DROPOUT_MASK_WORDS((a)->cols)
 
-/* The first register-resident config that holds a row of cols, or NULL. */
-/* The first config whose rows hold cols. Of two with the same capacity, the second (more threads, fewer vectors
- * each) serves only rows that fill it exactly: for 2-byte rows of 4097-8192 columns, 256 x 4 beats 512 x 2 at
- * D5120-D7680 by 5-10 points of copy (512 x 2 leaves some threads a vector short) and trails it at D8192
- * (bench/NOTES.md, seventh session). */
+/* Columns a config's rows hold: TPR threads x NV vectors of v elements. */
+static int64_t hk_ln_capacity(const hk_ln_config *c, int64_t v) { return (int64_t)c->tpr * c->nv * v; }
+
+/* The first config whose rows hold cols, or NULL. Of two with the same capacity, the second (more threads, fewer
+ * vectors each) serves only rows that fill it exactly: for 2-byte rows of 4097-8192 columns, 256 x 4 beats
+ * 512 x 2 at D5120-D7680 by 5-10 points of copy (512 x 2 leaves some threads a vector short) and trails it at
+ * D8192 (bench/NOTES.md, seventh session). */
 static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, int64_t cols, int64_t v)
 {
     for (size_t i = 0; i < count; ++i) {
-        const int64_t capacity = (int64_t)list[i].tpr * list[i].nv * v;
-        if (capacity < cols)
+        if (hk_ln_capacity(&list[i], v) < cols)
             continue;
-        const bool next_same = i + 1 < count && (int64_t)list[i + 1].tpr * list[i + 1].nv * v == capacity;
-        return next_same && cols == capacity ? &list[i + 1] : &list[i];
+        const bool filled_twin = i + 1 < count && hk_ln_capacity(&list[i + 1], v) == cols;
+        return filled_twin ? &list[i + 1] : &list[i];
     }
     return NULL;
 }
