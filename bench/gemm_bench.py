@@ -67,6 +67,11 @@ def tunes(m, n, k):
     return ['p256', 'p192', 'p144', 'p128', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p320', 'p256', 'p192']
 
 
+def sweep_tunes(b, default):
+    """--tunes a,b replaces every row's list of swept launch shapes."""
+    return b.args.tunes.split(',') if getattr(b.args, 'tunes', '') else list(default)
+
+
 def tuned(run, tune):
     """run() under HK_CUDA_TUNE_GEMM=tune (read by libhk at each call)."""
     return peers.with_env(run, 'HK_CUDA_TUNE_GEMM', tune)
@@ -110,6 +115,8 @@ def bench_gemm(b):
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192), (8192, 8192, 28672),
               (512, 512, 512), (1024, 1024, 1024), (1536, 1536, 1536), (2048, 2048, 2048), (3072, 3072, 3072), (16, 8192, 8192),
               (64, 8192, 8192), (128, 8192, 8192)]
+    if getattr(b.args, 'shapes', ''):
+        shapes = [tuple(int(x) for x in row.split('x')) for row in b.args.shapes.split(',')]
     for (m, n, k) in shapes:
         shape = f'{m}x{n}x{k}'
         a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
@@ -118,10 +125,11 @@ def bench_gemm(b):
         run = hk_gemm_fn(b, a, w, out)
         contenders = [('libhk', run), ('torch.matmul', lambda i: torch.matmul(a, w.T))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, tunes(m, n, k))]
         b.alternate('gemm', shape + ' bf16', contenders, flops=2.0 * m * n * k)
         ref = torch.matmul(a, w.T)
-        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in tunes(m, n, k)] if b.args.sweep else []):
+        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, tunes(m, n, k))]
+                                            if b.args.sweep else []):
             out.fill_(float('nan'))
             fn()
             torch.cuda.synchronize()
@@ -138,7 +146,7 @@ def bench_gemm(b):
         contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in ('p320', 'p256', 'p144')]
+            contenders += [('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, ('p320', 'p256', 'p144'))]
         b.alternate('gemm', shape + ' e4m3', contenders, flops=2.0 * s ** 3)
         del a, w, out
 
@@ -149,6 +157,8 @@ def main():
     p.add_argument('--reps', type=int, default=30)
     p.add_argument('--warmup', type=int, default=5)
     p.add_argument('--sweep', action='store_true', help='also time each HK_CUDA_TUNE_GEMM launch shape')
+    p.add_argument('--tunes', default='', help='with --sweep: these launch shapes on every row (e.g. mc256,p320)')
+    p.add_argument('--shapes', default='', help='only these bf16 rows (e.g. 8192x8192x8192,4096x4096x4096)')
     p.add_argument('--checks', action='store_true', help='correctness checks only, no timing')
     args = p.parse_args()
     b = peers.Bench(args)

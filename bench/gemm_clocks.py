@@ -2,9 +2,10 @@
 board power and clock-event reasons sampled by nvidia-smi. Answers whether a shape runs power-capped and how
 much work each contender gets out of a clock cycle:
     HK_LIB=build/libhk.so.1 python3 bench/gemm_clocks.py [--seconds S] [--tune p320,...] [--shapes 8192x8192x8192,...]
-(--tune: libhk also with each forced launch shape, HK_CUDA_TUNE_GEMM)
+(--tune: libhk also with each forced launch shape, HK_CUDA_TUNE_GEMM; a shape ending in e4m3, e.g. 8192x8192x8192e4m3,
+runs fp8 against torch._scaled_mm with fast accumulation)
 Per window: TFLOP/s (GPU time of the whole burst), median SM MHz and W, the reasons seen, and the fraction of
-the dense peak at the sampled clock (132 SMs x 4096 bf16 FLOP per clock on the H200)."""
+the dense peak at the sampled clock (132 SMs x 4096 bf16 or 8192 fp8 FLOP per clock on the H200)."""
 import argparse
 import datetime
 import os
@@ -83,16 +84,25 @@ def main():
     sampler = start_sampler(log)
     time.sleep(0.5)  # an idle baseline
     windows = []
-    for (m, n, k) in [tuple(int(x) for x in shape.split('x')) for shape in args.shapes.split(',')]:
+    for shape in args.shapes.split(','):
+        fp8 = shape.endswith('e4m3')
+        m, n, k = (int(x) for x in shape.removesuffix('e4m3').split('x'))
         a = torch.randn(m, k, device=b.dev, dtype=torch.bfloat16)
         w = torch.randn(n, k, device=b.dev, dtype=torch.bfloat16)
         out = torch.empty(m, n, device=b.dev, dtype=torch.bfloat16)
-        hk = gemm_bench.hk_gemm_fn(b, a, w, out)
-        contenders = [('libhk', hk), ('torch.matmul', lambda i: torch.matmul(a, w.T, out=out))]
+        if fp8:
+            a, w = (a * 2).to(torch.float8_e4m3fn), (w * 2).to(torch.float8_e4m3fn)
+            one = torch.ones((), device=b.dev)
+            hk = gemm_bench.hk_gemm_fn(b, a, w, out, fast_accum=1)
+            contenders = [('libhk', hk), ('_scaled_mm', lambda i: torch._scaled_mm(
+                a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
+        else:
+            hk = gemm_bench.hk_gemm_fn(b, a, w, out)
+            contenders = [('libhk', hk), ('torch.matmul', lambda i: torch.matmul(a, w.T, out=out))]
         contenders += [(f'libhk {t}', peers.with_env(hk, 'HK_CUDA_TUNE_GEMM', t)) for t in args.tune.split(',') if t]
         for impl, run in contenders + contenders:
             calls, ms, t0, t1 = burst(run, args.seconds)
-            windows.append((f'{m}x{n}x{k}', impl, 2.0 * m * n * k * calls / ms / 1e9, t0, t1))
+            windows.append((shape, impl, 2.0 * m * n * k * calls / ms / 1e9, t0, t1, 2 if fp8 else 1))
             time.sleep(0.3)
         del a, w, out
     time.sleep(0.3)
@@ -105,7 +115,7 @@ def main():
         print(f'idle: {statistics.median(s[1] for s in idle):.0f} MHz, {statistics.median(s[2] for s in idle):.0f} W')
     print(f'{"shape":18s} {"impl":13s} {"TFLOP/s":>8s} {"MHz":>6s} {"W":>6s} {"degC":>5s} {"peak@clk":>8s} '
           f'{"TF/GHz":>7s}  reasons (share of samples)')
-    for shape, impl, tf, t0, t1 in windows:
+    for shape, impl, tf, t0, t1, rate in windows:
         # the first 0.3 s settles the clock; samples stamp the end of NVML's averaging window
         s = [x for x in samples if t0 + 0.3 <= x[0] <= t1]
         if not s:
@@ -118,7 +128,7 @@ def main():
                 if x[4] & bit:
                     seen[name] = seen.get(name, 0) + 1
         reasons = ', '.join(f'{k} {v / len(s):.0%}' for k, v in seen.items()) or 'none'
-        peak = 132 * 4096 * mhz * 1e6 / 1e12
+        peak = 132 * 4096 * rate * mhz * 1e6 / 1e12
         print(f'{shape:18s} {impl:13s} {tf:8.1f} {mhz:6.0f} {w:6.0f} {deg:5.0f} {tf / peak:8.1%} {tf / mhz * 1e3:7.1f}'
               f'  {reasons} ({len(s)} samples)')
     os.unlink(log)
