@@ -136,18 +136,39 @@ def bench_gemm(b):
             b.check('gemm', shape + ' bf16', impl + ' vs torch.matmul', rel_err(out, ref), 1e-2)
         del a, w, out, ref
     one = torch.ones((), device=dev)
+    # fp8 accumulation error against float64, libhk and torch._scaled_mm in both modes (f32 out: nothing rounds it)
+    for (m, n, k) in ((1024, 1024, 2048), (1024, 1024, 8192), (2048, 2048, 16384)):
+        a = (torch.randn(m, k, device=dev) * 2).to(fp8_type(b))
+        w = (torch.randn(n, k, device=dev) * 2).to(fp8_type(b))
+        ref = a.double() @ w.double().T
+        out = torch.empty(m, n, device=dev, dtype=torch.float32)
+        for fast in (1, 0):
+            out.fill_(float('nan'))
+            hk_gemm_fn(b, a, w, out, fast_accum=fast)()
+            torch.cuda.synchronize()
+            b.check('gemm', f'{m}x{n}x{k} e4m3 -> f32', f'libhk fast_accum={fast} vs float64', rel_err(out, ref),
+                    4e-3 if fast else 3e-4)
+            peer = torch._scaled_mm(a, w.T, scale_a=one, scale_b=one, out_dtype=torch.float32, use_fast_accum=bool(fast))
+            b.check('gemm', f'{m}x{n}x{k} e4m3 -> f32', f'torch._scaled_mm use_fast_accum={bool(fast)} vs float64 '
+                    '(the peer, for scale)', rel_err(peer, ref), 1.0)
+        del a, w, ref, out, peer
     for s in (8192, 16384):
         shape = f'{s}x{s}x{s}'
         a = (torch.randn(s, s, device=dev) * 2).to(fp8_type(b))
         w = (torch.randn(s, s, device=dev) * 2).to(fp8_type(b))
         out = torch.empty(s, s, device=dev, dtype=torch.bfloat16)
-        # sm_90a fp8 runs in the tensor cores' fast-accumulation mode: the like-for-like peer is use_fast_accum=True
+        # fast accumulation (the tensor cores' fp8 precision over all of K) against cuBLAS's fast mode
         run = hk_gemm_fn(b, a, w, out, fast_accum=1)
         contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
             contenders += [('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, ('p320', 'p256', 'p144'))]
         b.alternate('gemm', shape + ' e4m3', contenders, flops=2.0 * s ** 3)
+        # without fast accumulation: libhk sums k-blocks of 128 in fp32 (tiles up to 192 wide), cuBLAS its own way
+        b.alternate('gemm', shape + ' e4m3 fp32 accumulation', [
+            ('libhk', hk_gemm_fn(b, a, w, out, fast_accum=0)),
+            ('torch._scaled_mm', lambda i: torch._scaled_mm(a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                                            use_fast_accum=False))], flops=2.0 * s ** 3)
         del a, w, out
 
 

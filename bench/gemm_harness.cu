@@ -111,7 +111,7 @@ static int num_sms;
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true)
 {
     int32_t split = 1;
-    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), num_sms, &split);
+    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), 0, num_sms, &split);
     return cfg_t{shape, split, 8, 0};
 }
 

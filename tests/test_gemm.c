@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { C_NULL, C_SEPARATE, C_ALIAS, C_NAN };
@@ -111,6 +112,13 @@ static const gemm_case cases[] = {
     {"tt_136x200x1004_pad_k_f32", TH_NOT_EMU, 136, 200, 1004, BF, F32, 1, 1, 0, 4, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"nt_e4m3fn_64x48x40_pad_k_fast", TH_NOT_EMU, 64, 48, 40, FN, BF, 0, 1, 8, 8, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 1},
     {"nt_e4m3fn_1536x1530x128_w144_fast", TH_NOT_EMU, 1536, 1530, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 1},
+    /* fp8 with fp32 accumulation on the sm_90a routes (k-blocks summed in fp32): persistent tiles, ragged, long k;
+     * skinny with K split over the cluster; 128 x 128 tiles with K split; 64 x 128 tiles; C aliasing D */
+    {"nt_e4m3fn_1000x1500x2000_to_f32", TH_GPU, 1000, 1500, 2000, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"nt_e4m3fn_1000x1530x784_alias", TH_GPU, 1000, 1530, 784, FN, BF, 0, 1, 0, 0, 0, 6, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
+    {"nt_e4m3fn_skinny_20x500x1024_to_f32", TH_GPU, 20, 500, 1024, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"nt_e4m3fn_200x1024x4096_split_to_f32", TH_GPU, 200, 1024, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+    {"nt_e4m3fn_640x1408x1040_m64_beta", TH_GPU, 640, 1408, 1040, FN, BF, 0, 1, 0, 0, 8, 0, 1, -1, C_SEPARATE, 1, 1, 0},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
@@ -191,9 +199,42 @@ static void run_case(const th_ctx *c, const void *param)
     if (g->fast) { /* hk.h: relative error about 1e-3 at k = 4096; entries grow like sqrt(k) */
         tol.norm = tol.rtol = fmax(tol.norm, 4e-3);
         tol.atol = fmax(tol.atol, 4e-3 * sqrt((double)k));
+    } else if (is_fp8(g->ab) && c->kind == TH_GPU) {
+        /* hk.h: k-blocks summed in fp32, each at the tensor cores' precision: relative error about 1.3e-4 on
+         * sm_90a whatever k (cuBLASLt's default mode measures the same), largest element errors ~7e-4 sqrt(k) */
+        tol.norm = tol.rtol = fmax(tol.norm, 3e-4);
+        tol.atol = fmax(tol.atol, 1.5e-3 * sqrt((double)k));
     }
     ok &= th_check("D", out, ref, m * n, tol);
     th_expect(ok, "hk_gemm result");
+}
+
+/* Launch shapes forced through HK_CUDA_TUNE_GEMM (other contexts ignore it), for the ones no case above routes to. */
+typedef struct forced_case {
+    gemm_case g;
+    const char *tune;
+} forced_case;
+
+static const forced_case forced_cases[] = {
+    /* fp8 with fp32 accumulation on the widest tiles that hold two accumulators, and on 96 (a narrower store box) */
+    {{"nt_e4m3fn_1100x1000x1040_p192_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "p192"},
+    {{"nt_e4m3fn_1100x1000x1040_p168_alias", TH_GPU, 1100, 1000, 1040, FN, BF, 0, 1, 0, 0, 0, 8, 1, 1, C_ALIAS, 1, 1, 0},
+     "p168"},
+    {{"nt_e4m3fn_1100x1000x1040_p96_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "p96"},
+    /* a shape too wide for two accumulators is not taken (its fast accumulation would miss the f32 bound): the
+     * route's choice runs instead */
+    {{"nt_e4m3fn_1100x1000x2064_p256_falls_back_to_f32", TH_GPU, 1100, 1000, 2064, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "p256"},
+};
+
+static void run_forced(const th_ctx *c, const void *param)
+{
+    const forced_case *f = param;
+    setenv("HK_CUDA_TUNE_GEMM", f->tune, 1);
+    run_case(c, &f->g);
+    unsetenv("HK_CUDA_TUNE_GEMM");
 }
 
 /* Empty problems return HK_OK and leave D alone; k == 0 gives D = beta * C. */
@@ -252,6 +293,8 @@ int main(void)
     th_open_contexts();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         th_add(cases[i].name, run_case, &cases[i], cases[i].kinds);
+    for (size_t i = 0; i < sizeof forced_cases / sizeof forced_cases[0]; ++i)
+        th_add(forced_cases[i].g.name, run_forced, &forced_cases[i], forced_cases[i].g.kinds);
     th_add("empty_and_k0", run_empty, NULL, TH_ALL);
     return th_run("gemm");
 }

@@ -366,7 +366,7 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
     a.b = buf[1].dev, a.ldb = k;
     a.d = buf[2].dev, a.ldd = n;
     a.alpha = 1.0f;
-    if (fp8) /* the fast-accumulation mode, as served by sm_90a (cuBLASLt's FAST_ACCUM peer) */
+    if (fp8) /* the fast-accumulation mode (peer: cuBLASLt FAST_ACCUM) */
         a.scale_a = 0.5f, a.scale_b = 0.25f, a.fp8_fast_accum = 1;
     hk_gemm_args per_set[MAX_SETS];
     for (int s = 0; s < in.count; ++s) {

@@ -68,11 +68,6 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
         hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, fp8_e4m3", hk_dtype_name(a->a_type));
         return HK_ERR_UNSUPPORTED;
     }
-    if (fp8 && !a->fp8_fast_accum) {
-        hk_format(why, why_size, "fp8 with fp32 accumulation is not implemented on sm_90a (the kernel accumulates in "
-                  "the tensor cores' fp8 precision): set fp8_fast_accum");
-        return HK_ERR_UNSUPPORTED;
-    }
     if (!hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, HK_GEMM_P256)) {
         hk_format(why, why_size, "%s x %s -> %s with trans_a %d, trans_b %d is not covered on sm_90a (fp8: trans_a 0, "
                   "trans_b 1, d bf16 or f32 only)", hk_dtype_name(a->a_type), hk_dtype_name(a->b_type),
@@ -116,10 +111,13 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     const uint32_t box_k = HK_GEMM_BOX_K / (uint32_t)ei;
     const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
 
+    /* fp8 without fast accumulation: the tensor cores sum one k-block, the kernel adds the k-blocks in fp32 */
+    const int promote = fp8 && !a->fp8_fast_accum;
     int32_t split = 1;
     int shape = hk_gemm_forced_shape(&split);
-    if (shape < 0 || !hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape))
-        shape = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, box_k, sms, &split);
+    if (shape < 0 || !hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape) ||
+        (promote && !HK_GEMM_PROMOTE_FITS(hk_gemm_shapes[shape].bm, hk_gemm_shapes[shape].bn)))
+        shape = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, box_k, promote, sms, &split);
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
 
     /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
@@ -148,6 +146,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .group_m = HK_GEMM_GROUP_M,
         .tma_store = hk_gemm_tma_store_ok(sh->persist, sh->swap, a->d, a->ldd, a->n, (int64_t)eo),
         .split = split,
+        .promote = promote,
         .d = a->d,
         .c = a->c,
         .ldd = a->ldd,
@@ -188,8 +187,8 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
                    "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
-                   "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32; a, b 16-byte "
-                   "aligned rows",
+                   "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32 (without "
+                   "fp8_fast_accum: k-blocks of 128 summed in fp32, tiles up to 192 wide); a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

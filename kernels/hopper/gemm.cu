@@ -5,8 +5,9 @@
  * "full" mbarrier (TMA bytes landed) and an "empty" mbarrier (every consumer of the stage done reading). The
  * other warpgroups are consumers: each owns 64 rows of the tile as a 64 x BN fp32 accumulator and issues
  * wgmma straight from shared memory, keeping one k-block of mma in flight; a warpgroup whose rows all lie
- * past m skips its mma. TMA zero-fills out-of-bounds boxes, so ragged M/N/K need no special main loop. The
- * epilogue stages each warpgroup's accumulator through shared memory into TMA stores (clipped to m x n by the
+ * past m skips its mma. e4m3 accumulates in the tensor cores' reduced fp8-path precision over all of K (fast
+ * accumulation), or with params.promote over 128 elements of K at a time, each sum added to the fp32
+ * accumulator. TMA zero-fills out-of-bounds boxes, so ragged M/N/K need no special main loop. The epilogue stages each warpgroup's accumulator through shared memory into TMA stores (clipped to m x n by the
  * hardware) when D's layout allows, else it stores straight from registers with masks.
  *
  * Work per CTA: persistent shapes walk tiles in an L2-friendly grouped order; the others take one tile, and
@@ -346,6 +347,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     }
 
     /* consumers: warpgroup 1 + i takes tile rows 64 i .. 64 i + 63 */
+    constexpr bool can_promote = sizeof(T) == 1 && HK_GEMM_PROMOTE_FITS(bm, bn);
+    const bool promote = can_promote && p.promote;
     if constexpr (S::consumers == 2) warpgroup_reg_alloc<232>();
     const int slab = wg - 1;
     uint8_t *epi = smem + stages * S::stage_bytes + slab * S::epi_bytes;
@@ -371,18 +374,35 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         }
         acc.zero();
         int prev = -1;
-        for (int kb = kb0; kb < kb1; ++kb) {
-            full[s].wait(phase);
-            const uint8_t *sa = smem + s * S::stage_bytes;
-            wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
-            wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
+        if (promote) {
+            /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
+             * their own precision, the consumer adds it in fp32 once it is done (no k-block in flight: a third
+             * accumulator for one spilled, bench/NOTES.md) */
+            for (int kb = kb0; kb < kb1; ++kb) {
+                full[s].wait(phase);
+                const uint8_t *sa = smem + s * S::stage_bytes;
+                acc_t part;
+                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
+                wgmma_wait<0>();
+                reg_fence(part.v);
+                release(s);
+                acc.add(part);
+                if (++s == stages) { s = 0; phase ^= 1; }
+            }
+        } else {
+            for (int kb = kb0; kb < kb1; ++kb) {
+                full[s].wait(phase);
+                const uint8_t *sa = smem + s * S::stage_bytes;
+                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
+                wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
+                if (prev >= 0) release(prev);
+                prev = s;
+                if (++s == stages) { s = 0; phase ^= 1; }
+            }
+            wgmma_wait<0>();
+            reg_fence(acc.v);
             if (prev >= 0) release(prev);
-            prev = s;
-            if (++s == stages) { s = 0; phase ^= 1; }
         }
-        wgmma_wait<0>();
-        reg_fence(acc.v);
-        if (prev >= 0) release(prev);
         if constexpr (S::persist) {
             if (!p.tma_store)
                 gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);

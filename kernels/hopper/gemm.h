@@ -69,12 +69,16 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
  * over a cluster (SK2). Otherwise persistent 128-row tiles of the width whose waves cost least: rounds of
  * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
- * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; *split: CTAs
- * sharing a tile's K. */
+ * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
+ * with fp32 accumulation, only on HK_GEMM_PROMOTE_FITS shapes; *split: CTAs sharing a tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int64_t sms,
-                                int32_t *split)
+/* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
+ * tiles up to 192 wide, two consumer warpgroups at most (three share 64 Ki registers without setmaxnreg). */
+#define HK_GEMM_PROMOTE_FITS(bm, bn) ((bm) <= 128 && (bn) <= 192)
+
+static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
+                                int64_t sms, int32_t *split)
 {
 #define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bn,
 #define HK_GEMM_SHAPE_BM(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bm,
@@ -110,7 +114,8 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     } else {
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
             const int64_t bm = bm_of[widths[i][0]], bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
-            if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a))
+            if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a) ||
+                (promote && !HK_GEMM_PROMOTE_FITS(bm, bn)))
                 continue;
             const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn) : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
             /* tn's P96 (B in 32-column boxes) costs 1/8 more, and in one round it beats P128 only while 128-wide
@@ -172,7 +177,8 @@ typedef struct hk_gemm_params {
                         * tile columns past the last whole 128-byte chunk through map_t), else from registers */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
     int32_t split;     /* kernels in clusters of 2: CTAs per tile splitting K (1 or 2); others ignore it */
-    int32_t pad_;
+    int32_t promote;   /* e4m3 on HK_GEMM_PROMOTE_FITS shapes: each k-block's product (tensor-core fp8 accumulation)
+                        * is added to the fp32 accumulator by the consumer; 0: the tensor cores accumulate all of K */
     void *d;
     const void *c;     /* read only when beta != 0; may alias d */
     int64_t ldd, ldc;

@@ -60,6 +60,11 @@ template <int N> struct accum_64xN {
 #pragma unroll
         for (int i = 0; i < regs; ++i) v[i] = 0.f;
     }
+    __device__ __forceinline__ void add(const accum_64xN &o)
+    {
+#pragma unroll
+        for (int i = 0; i < regs; ++i) v[i] += o.v[i];
+    }
     static __device__ __forceinline__ int row(int r, int lane, int warp) { return 16 * warp + lane / 4 + 8 * ((r >> 1) & 1); }
     static __device__ __forceinline__ int col(int r, int lane) { return 8 * (r >> 2) + 2 * (lane & 3) + (r & 1); }
 };
@@ -275,24 +280,24 @@ template <class T> constexpr int wgmma_k = 32 / sizeof(T);
 /* Past the instruction's 256 columns, two: columns 256.. start 32 KiB further into B in either layout (256 K-major
  * rows of 128 bytes, or 256 MN-major columns of 64 K rows), and their registers follow the first 128. */
 template <class T, bool TA, bool TB, int N>
-__device__ __forceinline__ void wgmma(accum_64xN<N> &acc, uint64_t desc_a, uint64_t desc_b)
+__device__ __forceinline__ void wgmma(accum_64xN<N> &acc, uint64_t desc_a, uint64_t desc_b, int scale_d)
 {
     if constexpr (N <= 256) {
-        wgmma_op<N, T, TA, TB>::run(acc.v, desc_a, desc_b, 1);
+        wgmma_op<N, T, TA, TB>::run(acc.v, desc_a, desc_b, scale_d);
     } else {
         static_assert(N - 256 <= 256, "at most two instructions");
-        wgmma_op<256, T, TA, TB>::run(reinterpret_cast<float(&)[128]>(acc.v[0]), desc_a, desc_b, 1);
+        wgmma_op<256, T, TA, TB>::run(reinterpret_cast<float(&)[128]>(acc.v[0]), desc_a, desc_b, scale_d);
         wgmma_op<N - 256, T, TA, TB>::run(reinterpret_cast<float(&)[N / 2 - 128]>(acc.v[128]), desc_a,
-                                          desc_advance(desc_b, 256 * 128), 1);
+                                          desc_advance(desc_b, 256 * 128), scale_d);
     }
 }
 
 /* acc += one k-block (128 bytes of K) of A (64 rows) times B (N columns), tiles as TMA lays them out: K-major
  * (rows of 128 bytes of K, 128-byte swizzle) or, for TA/TB, MN-major (M/N chunks of 64 K rows: A in chunks of
- * 64 elements, B in chunks of B_SWIZZLE bytes, 64 or 32 elements). Issued and committed as one wgmma group; the
- * caller waits for it. */
+ * 64 elements, B in chunks of B_SWIZZLE bytes, 64 or 32 elements); with `overwrite`, acc = the k-block's product
+ * (its old values are not read). Issued and committed as one wgmma group; the caller waits for it. */
 template <class T, bool TA, bool TB, int B_SWIZZLE, int N>
-__device__ __forceinline__ void wgmma_kblock(accum_64xN<N> &acc, const void *a, const void *b)
+__device__ __forceinline__ void wgmma_kblock(accum_64xN<N> &acc, const void *a, const void *b, bool overwrite = false)
 {
     static_assert(B_SWIZZLE == 128 || TB, "a K-major tile has 128-byte rows");
     constexpr int k = wgmma_k<T>, steps = 128 / sizeof(T) / k;
@@ -302,7 +307,7 @@ __device__ __forceinline__ void wgmma_kblock(accum_64xN<N> &acc, const void *a, 
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < steps; ++kk)
-        wgmma<T, TA, TB>(acc, desc_advance(da, kk * a_step), desc_advance(db, kk * b_step));
+        wgmma<T, TA, TB>(acc, desc_advance(da, kk * a_step), desc_advance(db, kk * b_step), kk > 0 || !overwrite);
     wgmma_commit();
 }
 
