@@ -342,13 +342,14 @@ static void bench_copy(bench *b)
     hk_free(b->ctx, dst);
 }
 
-static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_type)
+/* fp8: fast accumulation (peer: cuBLASLt FAST_ACCUM) or fp32 accumulation (cuBLASLt's default) */
+static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_type, bool fast)
 {
     if (!wanted(b, "gemm"))
         return;
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld %s NT%s", (long long)m, (long long)n, (long long)k, hk_dtype_name(in_type),
-             in_type == HK_DTYPE_BF16 ? "" : " fast");
+             in_type == HK_DTYPE_BF16 ? "" : fast ? " fast" : " fp32 acc");
     buffer buf[3] = {0};
     input_sets in = {0};
     bool fp8 = in_type == HK_DTYPE_FP8_E4M3 || in_type == HK_DTYPE_FP8_E4M3FNUZ;
@@ -366,8 +367,8 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
     a.b = buf[1].dev, a.ldb = k;
     a.d = buf[2].dev, a.ldd = n;
     a.alpha = 1.0f;
-    if (fp8) /* the fast-accumulation mode (peer: cuBLASLt FAST_ACCUM) */
-        a.scale_a = 0.5f, a.scale_b = 0.25f, a.fp8_fast_accum = 1;
+    if (fp8)
+        a.scale_a = 0.5f, a.scale_b = 0.25f, a.fp8_fast_accum = fast;
     hk_gemm_args per_set[MAX_SETS];
     for (int s = 0; s < in.count; ++s) {
         per_set[s] = a;
@@ -780,9 +781,10 @@ int main(int argc, char **argv)
     }
     if (b.gpu) {
         bench_copy(&b);
-        bench_gemm(&b, 4096, 4096, 4096, HK_DTYPE_BF16);
-        bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16);
-        bench_gemm(&b, 8192, 8192, 8192, fp8);
+        bench_gemm(&b, 4096, 4096, 4096, HK_DTYPE_BF16, false);
+        bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16, false);
+        bench_gemm(&b, 8192, 8192, 8192, fp8, true);
+        bench_gemm(&b, 8192, 8192, 8192, fp8, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, true, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, true);
@@ -800,8 +802,8 @@ int main(int argc, char **argv)
         bench_ln(&b, 65536, 4096, true, true);
         bench_ln(&b, 32768, 8192, true, true);
     } else {
-        bench_gemm(&b, 512, 512, 512, HK_DTYPE_BF16);
-        bench_gemm(&b, 256, 256, 256, fp8);
+        bench_gemm(&b, 512, 512, 512, HK_DTYPE_BF16, false);
+        bench_gemm(&b, 256, 256, 256, fp8, false);
         bench_attn(&b, 1, 4, 4, 512, 64, false, false);
         bench_attn(&b, 1, 8, 2, 512, 64, true, false);
         bench_attn(&b, 1, 4, 4, 256, 64, true, true);
