@@ -7,8 +7,9 @@
  * wgmma straight from shared memory, keeping one k-block of mma in flight; a warpgroup whose rows all lie
  * past m skips its mma. e4m3 accumulates in the tensor cores' reduced fp8-path precision over all of K (fast
  * accumulation), or with params.promote over 128 elements of K at a time, each sum added to the fp32
- * accumulator. TMA zero-fills out-of-bounds boxes, so ragged M/N/K need no special main loop. The epilogue stages each warpgroup's accumulator through shared memory into TMA stores (clipped to m x n by the
- * hardware) when D's layout allows, else it stores straight from registers with masks.
+ * accumulator. TMA zero-fills out-of-bounds boxes, so ragged M/N/K need no special main loop. The epilogue
+ * stages each warpgroup's accumulator through shared memory into TMA stores (clipped to m x n by the hardware)
+ * when D's layout allows, else it stores straight from registers with masks.
  *
  * Work per CTA: persistent shapes walk tiles in an L2-friendly grouped order; the others take one tile, and
  * in clusters of two with params.split = 2 the two CTAs each take half of K and add their partial accumulators
