@@ -56,12 +56,14 @@ struct shape_info {
     {{}, HK_KB(hk_gemm_sm90_bf16_nt_, suffix), HK_KB(hk_gemm_sm90_bf16_tn_, suffix), HK_KB(hk_gemm_sm90_bf16_tt_, suffix)}
 #define HK_SHAPE_10(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
 #define HK_SHAPE_12(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), {}, {}, {}}
+#define HK_SHAPE_04(id, suffix) {{}, {}, {}, {}}
 #define HK_FP8_SHAPE(suffix) {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}
 #define HK_FP8_00 HK_FP8_SHAPE
 #define HK_FP8_01 HK_FP8_SHAPE
 #define HK_FP8_03 HK_FP8_SHAPE
 #define HK_FP8_10 HK_FP8_SHAPE
 #define HK_FP8_12(suffix) {}
+#define HK_FP8_04 HK_FP8_SHAPE
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                          \
     {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)),      \
      HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix)},

@@ -118,6 +118,7 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_1000x1530x784_alias", TH_GPU, 1000, 1530, 784, FN, BF, 0, 1, 0, 0, 0, 6, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
     {"nt_e4m3fn_skinny_20x500x1024_to_f32", TH_GPU, 20, 500, 1024, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_200x1024x4096_split_to_f32", TH_GPU, 200, 1024, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+    {"nt_e4m3fn_1536x1920x512_m192n128_to_f32", TH_GPU, 1536, 1920, 512, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_640x1408x1040_m64_beta", TH_GPU, 640, 1408, 1040, FN, BF, 0, 1, 0, 0, 8, 0, 1, -1, C_SEPARATE, 1, 1, 0},
 };
 
@@ -223,6 +224,8 @@ static const forced_case forced_cases[] = {
      "p168"},
     {{"nt_e4m3fn_1100x1000x1040_p96_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "p96"},
+    {{"nt_e4m3fn_1100x1000x1040_m192n128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "m192n128"},
     /* a shape too wide for two accumulators is not taken (its fast accumulation would miss the f32 bound): the
      * route's choice runs instead */
     {{"nt_e4m3fn_1100x1000x2064_p256_falls_back_to_f32", TH_GPU, 1100, 1000, 2064, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},

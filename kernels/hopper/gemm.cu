@@ -304,6 +304,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
     if (wg == 0) { /* producer */
         if constexpr (S::consumers == 2) warpgroup_reg_dealloc<40>();
+        if constexpr (S::consumers == 3 && bn == 128) warpgroup_reg_dealloc<32>();
         if (thread() == 0) {
             int s = 0;
             uint32_t phase = 0;
@@ -351,6 +352,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     constexpr bool can_promote = sizeof(T) == 1 && HK_GEMM_PROMOTE_FITS(bm, bn);
     const bool promote = can_promote && p.promote;
     if constexpr (S::consumers == 2) warpgroup_reg_alloc<232>();
+    if constexpr (S::consumers == 3 && bn == 128) warpgroup_reg_alloc<160>(); /* 128 x 32 + 384 x 160 = 64 Ki */
     const int slab = wg - 1;
     uint8_t *epi = smem + stages * S::stage_bytes + slab * S::epi_bytes;
     const bool arriver = lane() == 0;
@@ -487,4 +489,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_FAMILY_03 HK_GEMM_KMAJOR_B_TN
 #define HK_GEMM_FAMILY_10 HK_GEMM_SWAPPED
 #define HK_GEMM_FAMILY_12 HK_GEMM_SWAPPED_NN
+#define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                 \
+    HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

@@ -14,7 +14,8 @@
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
- * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only, 3: K-major B, and tn).
+ * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only, 3: K-major B, and tn, 4: e4m3 nt
+ * only).
  * An N-contiguous B comes in boxes of HK_GEMM_MN_BOX columns: 64 (128-byte swizzle), or 32 (64-byte swizzle) for
  * the 96-wide tiles, which serve tn that way (nn has the swapped T shapes). Other widths off the 64 grid are built
  * for K-major B only: whole 64-column boxes for a partial one cost 8-23% (bench/NOTES.md, "P320, M192N96").
@@ -23,6 +24,9 @@
  *  P208 ... P96  the same with narrower tiles, for tile counts that fill the last wave of wider tiles badly
  *        (the host picks the width by a wave-fill model);
  *  M192N96  persistent 192 x 96 tiles, three consumer warpgroups (tn: 128 tiles at 1536^3, one round);
+ *  M192N128  persistent 192 x 128 tiles in three consumer warpgroups, e4m3 with fp32 accumulation only: while one
+ *        consumer adds a k-block's sum, two can keep the tensor cores busy (P192's two consumers: 0.89-0.91x of
+ *        cuBLAS's default mode, this shape 0.92-0.99x; bench/NOTES.md);
  *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
  *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
  *        workspace). For long K over fewer tiles than SMs;
@@ -45,6 +49,7 @@
     X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
     X(P96, _n96, 128, 96, 6, 1, 1, 0, 3)                                                                        \
     X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3)                                                                \
+    X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4)                                                             \
     X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
     X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
@@ -70,12 +75,13 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
  * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
  * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
- * with fp32 accumulation, only on HK_GEMM_PROMOTE_FITS shapes; *split: CTAs sharing a tile's K. */
+ * with fp32 accumulation, only on HK_GEMM_PROMOTE_FITS shapes of 128 columns or more (P96 ran it at 0.6x of P192)
+ * and on M192N128 (0.90x of P192's time at 8192^3, 0.95x of P128's at 4096^3); *split: CTAs sharing a tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
  * tiles up to 192 wide, two consumer warpgroups at most (three share 64 Ki registers without setmaxnreg). */
-#define HK_GEMM_PROMOTE_FITS(bm, bn) ((bm) <= 128 && (bn) <= 192)
+#define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
                                 int64_t sms, int32_t *split)
@@ -93,6 +99,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P320, 1000}, {HK_GEMM_P208, 1030},
                                         {HK_GEMM_P192, 1030}, {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070},
                                         {HK_GEMM_P128, 1050}, {HK_GEMM_P96, 1135}, {HK_GEMM_M192N96, 1300},
+                                        {HK_GEMM_M192N128, 960},
                                         {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070}, {HK_GEMM_T144, 1070},
                                         {HK_GEMM_T96, 1135}};
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
@@ -115,7 +122,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
             const int64_t bm = bm_of[widths[i][0]], bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
             if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a) ||
-                (promote && !HK_GEMM_PROMOTE_FITS(bm, bn)))
+                (lay == 4 && !promote) || (promote && (!HK_GEMM_PROMOTE_FITS(bm, bn) || bn < 128)))
                 continue;
             const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn) : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
             /* tn's P96 (B in 32-column boxes) costs 1/8 more, and in one round it beats P128 only while 128-wide
