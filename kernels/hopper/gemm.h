@@ -99,7 +99,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P320, 1000}, {HK_GEMM_P208, 1030},
                                         {HK_GEMM_P192, 1030}, {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070},
                                         {HK_GEMM_P128, 1050}, {HK_GEMM_P96, 1135}, {HK_GEMM_M192N96, 1300},
-                                        {HK_GEMM_M192N128, 960},
+                                        {HK_GEMM_M192N128, 900},
                                         {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070}, {HK_GEMM_T144, 1070},
                                         {HK_GEMM_T96, 1135}};
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
