@@ -190,7 +190,8 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "or 64x128 tiles, or 128x128 tiles with K split over a 2-CTA cluster (DSMEM reduction), when tiles "
                    "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32 (without "
-                   "fp8_fast_accum: k-blocks of 128 summed in fp32, tiles up to 192 wide); a, b 16-byte aligned rows",
+                   "fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three consumer warpgroups "
+                   "or tiles up to 192 wide); a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,
