@@ -80,7 +80,8 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
- * tiles up to 192 wide, two consumer warpgroups at most (three share 64 Ki registers without setmaxnreg). */
+ * two consumers of tiles up to 192 wide (setmaxnreg 232), or M192N128's three of 128 (setmaxnreg 160; M192N96's
+ * three run without setmaxnreg, 128 registers each). */
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
