@@ -38,6 +38,12 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> stru
     static constexpr bool persist = PERSIST, swap = SWAP;
     static constexpr bool reg_store = HK_GEMM_REG_STORE(PERSIST, SWAP);
     static constexpr int consumers = BM / 64, threads = HK_GEMM_THREADS(BM);
+    /* setmaxnreg budgets out of 64 Ki registers (0: keep the launch's): two consumers 232 beside a producer of 40;
+     * three 128 wide (M192N128, two accumulators each for fp32 accumulation) 160 beside 32; M192N96's three fit the
+     * launch's 128 */
+    static constexpr int consumer_regs = consumers == 2 ? 232 : consumers == 3 && BN == 128 ? 160 : 0;
+    static constexpr int producer_regs = consumers == 2 ? 40 : consumers == 3 && BN == 128 ? 32 : 0;
+    static_assert(!consumer_regs || 128 * producer_regs + 128 * consumers * consumer_regs <= 65536, "64 Ki registers");
     static constexpr uint32_t a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
     static constexpr uint32_t epi_bytes = reg_store ? 0 : 2 * 64 * 128; /* per consumer: two store buffers */
     static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, reg_store);
@@ -303,8 +309,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     const int kb0 = part * kblocks / split, kb1 = (part + 1) * kblocks / split;
 
     if (wg == 0) { /* producer */
-        if constexpr (S::consumers == 2) warpgroup_reg_dealloc<40>();
-        if constexpr (S::consumers == 3 && bn == 128) warpgroup_reg_dealloc<32>();
+        if constexpr (S::producer_regs > 0) warpgroup_reg_dealloc<S::producer_regs>();
         if (thread() == 0) {
             int s = 0;
             uint32_t phase = 0;
@@ -351,8 +356,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     /* consumers: warpgroup 1 + i takes tile rows 64 i .. 64 i + 63 */
     constexpr bool can_promote = sizeof(T) == 1 && HK_GEMM_PROMOTE_FITS(bm, bn);
     const bool promote = can_promote && p.promote;
-    if constexpr (S::consumers == 2) warpgroup_reg_alloc<232>();
-    if constexpr (S::consumers == 3 && bn == 128) warpgroup_reg_alloc<160>(); /* 128 x 32 + 384 x 160 = 64 Ki */
+    if constexpr (S::consumer_regs > 0) warpgroup_reg_alloc<S::consumer_regs>();
     const int slab = wg - 1;
     uint8_t *epi = smem + stages * S::stage_bytes + slab * S::epi_bytes;
     const bool arriver = lane() == 0;
