@@ -90,8 +90,9 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
 
 /* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, epilogue (direct: 0 TMA
  * stores, 1 registers), launch (pdl: 1 programmatic dependent launch as backends/cuda/gemm.c, 0 plain, -1
- * the process default: HK_GEMM_PDL=0 plain, else PDL). */
-struct cfg_t { int shape, split, group_m, direct, pdl = -1; };
+ * the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation (promote: 1 k-blocks summed in fp32,
+ * the library's default; 0 the tensor cores' fast accumulation). */
+struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0; };
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
@@ -105,16 +106,21 @@ static std::string cfg_name(const cfg_t &c)
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
     if (s.cluster == 2) r += " s" + std::to_string(c.split);
-    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "");
+    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "");
 }
 
 static int num_sms;
 /* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls). */
-static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true)
+static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true, bool promote = false)
 {
     int32_t split = 1;
-    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), 0, num_sms, &split);
-    return cfg_t{shape, split, 8, 0};
+    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), promote, num_sms, &split);
+    return cfg_t{shape, split, 8, 0, -1, promote};
+}
+/* Configuration c runs the problem: its kernel is built, and fp32 accumulation fits its registers. */
+static bool runs(const cfg_t &c, dt in, bool ta, bool tb, dt out)
+{
+    return pick(in, ta, tb, out, c.shape) && (!c.promote || HK_GEMM_PROMOTE_FITS(all_shapes[c.shape].bm, all_shapes[c.shape].bn));
 }
 
 static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo,
@@ -183,6 +189,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
     p.split = sh.cluster == 2 ? c.split : 1;
+    p.promote = c.promote && q.in == E4M3;
     static std::vector<kern_t> attr_done;
     if (std::find(attr_done.begin(), attr_done.end(), k) == attr_done.end()) {
         CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sh.smem));
@@ -264,7 +271,7 @@ static uint32_t seed_ctr = 12345;
 static cfg_t cur; /* the configuration check() runs */
 static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mode, int pad, float scale = 1.f)
 {
-    if (!pick(in, ta, tb, out, cur.shape)) return; /* not built: the library routes it elsewhere */
+    if (!runs(cur, in, ta, tb, out)) return; /* not built: the library routes it elsewhere */
     const size_t ei = dsize(in), eo = dsize(out);
     const int align = 16 / (int)ei;
     auto up = [&](int64_t x) { return (x + align - 1) / align * align; };
@@ -339,8 +346,9 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
             for (size_t j = (size_t)n * eo; j < (size_t)q.ldd * eo; ++j) pad_bad += raw[(size_t)r * q.ldd * eo + j] != 0xFF;
     }
     const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-    /* fp8 wgmma accumulates with the tensor core's own (reduced) precision: ~1e-3 at k = 4096 */
-    const double tol = out == BF16 ? 1e-2 : out == F16 ? 2e-3 : (in == E4M3 ? 3e-3 : 1e-4);
+    /* fp8 wgmma accumulates with the tensor core's own (reduced) precision: ~1e-3 at k = 4096; summed in fp32
+     * per k-block (promote) ~1.3e-4 whatever k */
+    const double tol = out == BF16 ? 1e-2 : out == F16 ? 2e-3 : in != E4M3 ? 1e-4 : cur.promote ? 3e-4 : 3e-3;
     const bool ok = nan == 0 && pad_bad == 0 && rel < tol && same;
     if (!ok) ++failures;
     printf("check %-9s %-4s %s%s->%-4s m=%5d n=%5d k=%5d c=%d pad=%d %s: rel=%.2e nan=%ld pad_bad=%ld%s %s\n",
@@ -485,14 +493,18 @@ static cublasLtHandle_t lt;
 static void *lt_ws;
 static const size_t lt_ws_bytes = 64 << 20;
 
-/* Row-major D[m,n] = A[m,k] B[n,k]^T as column-major D^T = B^T(op T) x A: cuBLAS's "TN". */
-static bool lt_plan(int m, int n, int k, dt in, cublasLtMatmulDesc_t &op, cublasLtMatrixLayout_t L[3], cublasLtMatmulAlgo_t &algo)
+/* Row-major D[m,n] = A[m,k] B[n,k]^T as column-major D^T = B^T(op T) x A: cuBLAS's "TN". e4m3 in the
+ * accumulation mode of the hk configs it runs against (fast: CUBLASLT_MATMUL_DESC_FAST_ACCUM). */
+static bool lt_plan(int m, int n, int k, dt in, bool fast, cublasLtMatmulDesc_t &op, cublasLtMatrixLayout_t L[3],
+                    cublasLtMatmulAlgo_t &algo)
 {
     cudaDataType_t ti = in == E4M3 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
     CKB(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t tA = CUBLAS_OP_T, tB = CUBLAS_OP_N;
     CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tA, sizeof(tA)));
     CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tB, sizeof(tB)));
+    const int8_t fast_accum = in == E4M3 && fast;
+    CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof(fast_accum)));
     CKB(cublasLtMatrixLayoutCreate(&L[0], ti, k, n, k));
     CKB(cublasLtMatrixLayoutCreate(&L[1], ti, k, m, k));
     CKB(cublasLtMatrixLayoutCreate(&L[2], CUDA_R_16BF, n, m, n));
@@ -513,9 +525,10 @@ struct row { std::string what; int m, n, k; double tf, ratio; };
 static std::vector<row> rows;
 
 /* Times the hk configs and the cuBLAS contenders in alternation; ratio is against the fastest cuBLAS path
- * of the same run. Every hk config's output is then compared with cuBLAS's. */
+ * of the same run. Every hk config's output is then compared with cuBLAS's. e4m3: promote picks the
+ * accumulation mode of every contender (fp32 sums of k-blocks, or fast). */
 static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t blas, int reps, std::vector<cfg_t> cfgs,
-                  int calls = 0)
+                  int calls = 0, bool promote = false)
 {
     const size_t ei = dsize(in);
     void *a, *b, *d, *d2;
@@ -530,11 +543,13 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     const double flop = 2.0 * m * n * (double)k;
     std::vector<call_t> fs;
     std::vector<std::string> names;
-    char lay[8];
-    snprintf(lay, sizeof lay, "%s %s%s", in == E4M3 ? "e4m3" : "bf16", ta ? "t" : "n", tb ? "t" : "n");
+    char lay[24];
+    snprintf(lay, sizeof lay, "%s %s%s", in != E4M3 ? "bf16" : promote ? "e4m3/acc32" : "e4m3/fast", ta ? "t" : "n",
+             tb ? "t" : "n");
     std::vector<cfg_t> built;
     for (auto c0 : cfgs) { /* HK_GEMM_PDL=ab: every config twice, plain then PDL, timed in alternation */
-        if (!pick(in, ta, tb, BF16, c0.shape)) continue;
+        c0.promote = in == E4M3 && promote;
+        if (!runs(c0, in, ta, tb, BF16)) continue;
         for (int v = 0; v < (pdl_ab ? 2 : 1); ++v) {
             cfg_t c = c0;
             if (pdl_ab) c.pdl = v;
@@ -549,7 +564,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t L[3];
     cublasLtMatmulAlgo_t algo;
-    if (!ta && tb && lt_plan(m, n, k, in, op, L, algo)) {
+    if (!ta && tb && lt_plan(m, n, k, in, !promote, op, L, algo)) {
         fs.push_back([&](cudaStream_t st) { CKB(cublasLtMatmul(lt, op, &one, b, L[0], a, L[1], &zero, d2, L[2], d2, L[2], &algo, lt_ws, lt_ws_bytes, st)); });
         names.push_back(std::string("cublasLt ") + lay);
     }
@@ -664,15 +679,19 @@ int main(int argc, char **argv)
                 check(200, 96, 136, BF16, F16, true, false, 2, 0);
                 check(300, 500, 0, BF16, BF16, false, true, 1, 0);
                 check(1000, 1000, 1000, BF16, BF16, false, true, 2, 0);
-                for (dt out : {BF16, F32}) {
-                    check(1000, 1500, 784, E4M3, out, false, true, 0, 0, 0.37f);
-                    check(257, 263, 528, E4M3, out, false, true, 1, 16, 2.5f);
-                    check(20, 700, 1024, E4M3, out, false, true, 2, 0, 1.5f);
+                for (int promote = 0; promote < 2; ++promote) { /* fast, then fp32 accumulation where it fits */
+                    cur.promote = promote;
+                    for (dt out : {BF16, F32}) {
+                        check(1000, 1500, 784, E4M3, out, false, true, 0, 0, 0.37f);
+                        check(257, 263, 528, E4M3, out, false, true, 1, 16, 2.5f);
+                        check(20, 700, 1024, E4M3, out, false, true, 2, 0, 1.5f);
+                    }
+                    if (!direct) check(2048, 2048, 4096, E4M3, promote ? F32 : BF16, false, true, 2, 0, 1.f);
                 }
+                cur.promote = 0;
                 if (direct) continue;
                 check(2048, 2048, 2048, BF16, BF16, false, true, 0, 0);
                 check(1024, 1536, 3072, BF16, F32, true, false, 2, 4);
-                check(2048, 2048, 4096, E4M3, BF16, false, true, 2, 0, 1.f);
                 check(64, 8192, 2048, BF16, BF16, false, false, 2, 0);
                 if (all_shapes[md.shape].persist) { /* several tiles per CTA: pipeline phases carry across tiles */
                     check(4096, 4096, 256, BF16, BF16, false, true, 0, 0);
@@ -691,8 +710,10 @@ int main(int argc, char **argv)
                 cur = default_cfg(s[0], s[1], s[2], ta, BF16, tb);
                 check(s[0], s[1], s[2], BF16, l == 1 ? BF16 : F32, ta, tb, l % 3, (l == 2) * 8);
             }
-            cur = default_cfg(s[0], s[1], s[2], false, E4M3);
-            check(s[0], s[1], s[2], E4M3, BF16, false, true, 1, 0);
+            for (int promote = 0; promote < 2; ++promote) {
+                cur = default_cfg(s[0], s[1], s[2], false, E4M3, true, promote);
+                check(s[0], s[1], s[2], E4M3, promote ? F32 : BF16, false, true, 1, 0);
+            }
         }
     }
     if (!bench_only) { /* PDL against real read-after-write and write-after-read dependencies, each route kind */
@@ -713,7 +734,9 @@ int main(int argc, char **argv)
     CK(cudaStreamCreateWithFlags(&bench_stream, cudaStreamNonBlocking));
     CKB(cublasSetStream(blas, bench_stream));
     CKB(cublasSetWorkspace(blas, lt_ws, lt_ws_bytes)); /* never allocates inside a graph capture */
-    auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true) { return default_cfg(m, n, k, ta, in, tb); };
+    auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true, bool promote = false) {
+        return default_cfg(m, n, k, ta, in, tb, promote);
+    };
     const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
     const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
     const cfg_t t208{T208, 1, 8, 0}, t168{T168, 1, 8, 0}, t144{T144, 1, 8, 0}, t96{T96, 1, 8, 0};
@@ -726,19 +749,29 @@ int main(int argc, char **argv)
      * `calls` calls) below 5120^3. Small shapes first (the card is coolest). HK_BENCH_ROWS (e.g.
      * "1152x1152x1152nt,2176x2176x2176nt") times only those rows. */
     const char *rows_only = getenv("HK_BENCH_ROWS");
-    auto row = [&](int m, int n, int k, std::vector<cfg_t> cfgs, int calls, dt in = BF16, bool ta = false, bool tb = true) {
+    auto row = [&](int m, int n, int k, std::vector<cfg_t> cfgs, int calls, dt in = BF16, bool ta = false, bool tb = true,
+                   bool promote = false) {
         char key[64];
-        snprintf(key, sizeof key, "%dx%dx%d%s%s%s", m, n, k, in == E4M3 ? "e4m3" : "", ta ? "t" : "n", tb ? "t" : "n");
+        snprintf(key, sizeof key, "%dx%dx%d%s%s%s", m, n, k, in != E4M3 ? "" : promote ? "e4m3acc32" : "e4m3fast",
+                 ta ? "t" : "n", tb ? "t" : "n");
         if (rows_only && !in_list(rows_only, key)) return;
         if (getenv("HK_BENCH_DEFAULT_ONLY")) cfgs.clear(); /* the library's choice alone */
-        if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256": these shapes (where built), then the default */
+        if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256": these shapes (where built; cluster
+                                                              * shapes with K split and not), then the default */
             cfgs.clear();
             for (int sh = 0; sh < NSHAPES; ++sh)
                 if (in_list(only, all_shapes[sh].name))
-                    cfgs.push_back(cfg_t{sh, 1, 8, 0});
+                    for (int split = 1; split <= all_shapes[sh].cluster; ++split) cfgs.push_back(cfg_t{sh, split, 8, 0});
         }
-        cfgs.push_back(def(m, n, k, in, ta, tb));
-        bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls);
+        cfgs.push_back(def(m, n, k, in, ta, tb, promote));
+        bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);
+    };
+    /* e4m3 rows in both accumulation modes, each against cuBLAS in the same mode; graphs of 20 or 10 calls below
+     * m n k = 2^37 */
+    auto row8 = [&](int m, int n, int k, std::vector<cfg_t> cfgs) {
+        const double mnk = (double)m * n * k;
+        const int calls = mnk >= 0x1p37 ? 0 : mnk >= 0x1p33 ? 10 : 20;
+        for (bool promote : {false, true}) row(m, n, k, cfgs, calls, E4M3, false, true, promote);
     };
     row(512, 512, 512, {m64}, 20);
     row(640, 640, 640, {m64}, 20);
@@ -767,6 +800,11 @@ int main(int argc, char **argv)
     row(8192, 2048, 2048, {p256}, 10);
     row(256, 8192, 8192, {sk1}, 20);
     row(128, 8192, 8192, {}, 20);
+    for (auto s : {std::array<int, 3>{128, 4096, 4096}, {128, 4096, 14336}, {256, 2112, 8192}, {512, 1024, 8192},
+                   {384, 1408, 4096}, {128, 2176, 2048}}) { /* long K over few output tiles */
+        row(s[0], s[1], s[2], {}, 20);
+        row8(s[0], s[1], s[2], {});
+    }
     row(16, 8192, 8192, {}, 20);
     for (int l = 0; l < 4; ++l) {
         if (l == 1) continue; /* nt above */
@@ -784,20 +822,15 @@ int main(int argc, char **argv)
         row(4096, 4096, 4096, {p256}, 10, BF16, l & 2, l & 1);
         row(5120, 5120, 5120, {p144, p128}, 0, BF16, l & 2, l & 1);
     }
-    row(512, 512, 512, {m64}, 20, E4M3);
-    row(1024, 1024, 1024, {m64}, 20, E4M3);
-    row(1152, 1152, 1152, {p128, p96}, 20, E4M3);
-    row(1216, 1216, 1216, {p128, p96}, 20, E4M3);
-    row(1536, 1536, 1536, {p192}, 20, E4M3);
-    row(1792, 1792, 1792, {p256}, 20, E4M3);
-    row(2176, 2176, 2176, {p96}, 10, E4M3);
-    row(2304, 2304, 2304, {p192}, 10, E4M3);
+    for (int s : {512, 1024, 1152, 1216, 1536, 1792, 2048, 2176, 2304, 3072, 4096}) row8(s, s, s, {});
+    for (int m : {16, 128, 512, 2048, 8192}) /* token counts x Llama-3-8B projections (q/o, gate/up, down) */
+        for (auto nk : {std::array<int, 2>{4096, 4096}, {14336, 4096}, {4096, 14336}}) row8(m, nk[0], nk[1], {});
     row(4096, 14336, 4096, {p256, p320}, 0);
     row(5120, 5120, 5120, {p256, p144, p320}, 0);
     row(8192, 8192, 8192, {p256, p320}, 0);
     row(8192, 28672, 8192, {p256, p320}, 0);
     row(8192, 8192, 28672, {p256, p320}, 0);
-    row(8192, 8192, 8192, {p256}, 0, E4M3);
+    row8(8192, 8192, 8192, {p256});
 
     printf("\n%-30s %6s %6s %6s %8s %7s\n", "contender", "m", "n", "k", "TFLOP/s", "vs best cuBLAS");
     for (auto &r : rows) printf("%-30s %6d %6d %6d %8.1f %7.3f\n", r.what.c_str(), r.m, r.n, r.k, r.tf, r.ratio);

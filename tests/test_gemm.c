@@ -120,6 +120,11 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_200x1024x4096_split_to_f32", TH_GPU, 200, 1024, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
     {"nt_e4m3fn_1536x1920x512_m192n128_to_f32", TH_GPU, 1536, 1920, 512, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_640x1408x1040_m64_beta", TH_GPU, 640, 1408, 1040, FN, BF, 0, 1, 0, 0, 8, 0, 1, -1, C_SEPARATE, 1, 1, 0},
+    /* one and three k-blocks (the in-flight pair's tails) on 64 x 128 tiles; 64 x 64 tiles over long k */
+    {"nt_e4m3fn_600x1000x100_m64_to_f32", TH_GPU, 600, 1000, 100, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"nt_e4m3fn_600x1000x300_m64_to_f32", TH_GPU, 600, 1000, 300, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"nt_e4m3fn_128x2176x1040_m64n64_to_f32", TH_GPU, 128, 2176, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+    {"nt_bf16_128x2176x2048_m64n64_beta", TH_GPU, 128, 2176, 2048, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0.5f, C_ALIAS, 0, 0, 0},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
@@ -224,6 +229,8 @@ static const forced_case forced_cases[] = {
      "p168"},
     {{"nt_e4m3fn_1100x1000x1040_p96_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "p96"},
+    {{"nt_e4m3fn_1100x1000x1040_p128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "p128"},
     {{"nt_e4m3fn_1100x1000x1040_m192n128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "m192n128"},
     /* a shape too wide for two accumulators is not taken (its fast accumulation would miss the f32 bound): the

@@ -355,6 +355,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
     /* consumers: warpgroup 1 + i takes tile rows 64 i .. 64 i + 63 */
     constexpr bool can_promote = sizeof(T) == 1 && HK_GEMM_PROMOTE_FITS(bm, bn);
+    /* a second k-block sum in flight while one is added, where three accumulators leave registers to spare */
+    constexpr int consumer_budget = S::consumer_regs ? S::consumer_regs : 65536 / S::threads;
+    constexpr bool promote_in_flight = can_promote && 3 * acc_t::regs + 40 <= consumer_budget;
     const bool promote = can_promote && p.promote;
     if constexpr (S::consumer_regs > 0) warpgroup_reg_alloc<S::consumer_regs>();
     const int slab = wg - 1;
@@ -383,18 +386,56 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         int prev = -1;
         if (promote) {
             /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
-             * their own precision, the consumer adds it in fp32 once it is done (no k-block in flight: a third
-             * accumulator for one spilled, bench/NOTES.md) */
-            for (int kb = kb0; kb < kb1; ++kb) {
-                full[s].wait(phase);
-                const uint8_t *sa = smem + s * S::stage_bytes;
-                acc_t part;
-                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
-                wgmma_wait<0>();
-                reg_fence(part.v);
-                release(s);
-                acc.add(part);
-                if (++s == stages) { s = 0; phase ^= 1; }
+             * their own precision, the consumer adds it in fp32 once it is done */
+            if constexpr (promote_in_flight) {
+                /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
+                acc_t pa, pb;
+                auto issue = [&](acc_t &part) {
+                    full[s].wait(phase);
+                    const uint8_t *sa = smem + s * S::stage_bytes;
+                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
+                    const int used = s;
+                    if (++s == stages) { s = 0; phase ^= 1; }
+                    return used;
+                };
+                auto retire = [&](acc_t &part, int st) { /* after the wait that covers part's k-block */
+                    reg_fence(part.v);
+                    release(st);
+                    acc.add(part);
+                };
+                if (kb0 < kb1) {
+                    int st_a = issue(pa), st_b, kb = kb0 + 1;
+                    for (; kb + 1 < kb1; kb += 2) {
+                        st_b = issue(pb);
+                        wgmma_wait<1>();
+                        retire(pa, st_a);
+                        st_a = issue(pa);
+                        wgmma_wait<1>();
+                        retire(pb, st_b);
+                    }
+                    if (kb < kb1) {
+                        st_b = issue(pb);
+                        wgmma_wait<1>();
+                        retire(pa, st_a);
+                        wgmma_wait<0>();
+                        retire(pb, st_b);
+                    } else {
+                        wgmma_wait<0>();
+                        retire(pa, st_a);
+                    }
+                }
+            } else {
+                for (int kb = kb0; kb < kb1; ++kb) {
+                    full[s].wait(phase);
+                    const uint8_t *sa = smem + s * S::stage_bytes;
+                    acc_t part;
+                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
+                    wgmma_wait<0>();
+                    reg_fence(part.v);
+                    release(s);
+                    acc.add(part);
+                    if (++s == stages) { s = 0; phase ^= 1; }
+                }
             }
         } else {
             for (int kb = kb0; kb < kb1; ++kb) {

@@ -68,20 +68,22 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 
 /* Launch shape by problem size (bench/NOTES.md, runs 5-11, has the timings behind it); used by the host glue
  * and the harness alike. Skinny M (row-major A): swapped operands, the problem's N in 64-row tiles and M as
- * the tile width, K split over the cluster while that still fits one wave. Short K over one wave of 64-row
- * tiles: cluster-less 64 x 64 tiles while they fit one wave (most CTAs, least L2 -> SM traffic per CTA), else
- * 64 x 128 (also for long K while they fill half the SMs). Long K over few 128 x 128 tiles: K split in halves
+ * the tile width, K split over the cluster while that still fits one wave. Cluster-less 64 x 64 tiles while
+ * they fit one wave and K is short or they fill more than half the SMs (most CTAs pulling operands, least
+ * L2 -> SM traffic per CTA: 128 x 4096 x 4096 e4m3 ran 1.4x SK2's speed), else 64 x 128 for short K over one
+ * wave (also for long K while they fill half the SMs). Long K over few 128 x 128 tiles: K split in halves
  * over a cluster (SK2). Otherwise persistent 128-row tiles of the width whose waves cost least: rounds of
  * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
  * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
- * with fp32 accumulation, only on HK_GEMM_PROMOTE_FITS shapes of 128 columns or more (P96 ran it at 0.6x of P192)
- * and on M192N128 (0.90x of P192's time at 8192^3, 0.95x of P128's at 4096^3); *split: CTAs sharing a tile's K. */
+ * with fp32 accumulation, whose widths have costs of their own (M192N128 and P128 cheapest, bench/NOTES.md
+ * ninth session); *split: CTAs sharing a tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
  * two consumers of tiles up to 192 wide (setmaxnreg 232), or M192N128's three of 128 (setmaxnreg 160; M192N96's
- * three run without setmaxnreg, 128 registers each). */
+ * three run without setmaxnreg, 128 registers each). Where three accumulators fit (tiles up to 128 wide on one
+ * or two consumers), the next k-block's product is in flight while one is added (gemm.cu). */
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
@@ -96,14 +98,16 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
      * shapes on the H200 in runs 8-11, every column stored by TMA; P320 and M192N96 in the sixth session's calls,
      * bench/NOTES.md): narrower tiles read more shared-memory bytes per flop. One-round shapes read higher costs
      * (their fixed time does not shrink with the width), but the order of the widths that fit one round stays the
-     * same there. */
-    static const int16_t widths[][2] = {{HK_GEMM_P256, 1000}, {HK_GEMM_P320, 1000}, {HK_GEMM_P208, 1030},
-                                        {HK_GEMM_P192, 1030}, {HK_GEMM_P168, 1070}, {HK_GEMM_P144, 1070},
-                                        {HK_GEMM_P128, 1050}, {HK_GEMM_P96, 1135}, {HK_GEMM_M192N96, 1300},
-                                        {HK_GEMM_M192N128, 900},
-                                        {HK_GEMM_T208, 1030}, {HK_GEMM_T168, 1070}, {HK_GEMM_T144, 1070},
-                                        {HK_GEMM_T96, 1135}};
+     * same there. Second column: e4m3 with fp32 accumulation (ninth session), where tiles of up to 128 columns
+     * keep a second k-block in flight and wider ones cannot; 0: not for that mode. */
+    static const int16_t widths[][3] = {{HK_GEMM_P256, 1000, 0}, {HK_GEMM_P320, 1000, 0}, {HK_GEMM_P208, 1030, 0},
+                                        {HK_GEMM_P192, 1030, 1060}, {HK_GEMM_P168, 1070, 1130},
+                                        {HK_GEMM_P144, 1070, 1130}, {HK_GEMM_P128, 1050, 1000}, {HK_GEMM_P96, 1135, 0},
+                                        {HK_GEMM_M192N96, 1300, 0}, {HK_GEMM_M192N128, 0, 940},
+                                        {HK_GEMM_T208, 1030, 0}, {HK_GEMM_T168, 1070, 0}, {HK_GEMM_T144, 1070, 0},
+                                        {HK_GEMM_T96, 1135, 0}};
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
+    const int64_t tiles64x64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 64);
     const int64_t tiles_m = hk_gemm_cdiv(m, 128), tiles128 = tiles_m * hk_gemm_cdiv(n, 128);
     int best = HK_GEMM_P256;
     int64_t best_cost = INT64_MAX;
@@ -112,7 +116,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         if (2 * hk_gemm_cdiv(n, 64) <= sms && kblocks >= 8)
             *split = 2;
         best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
-    } else if (kblocks < 32 && hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 64) <= sms) {
+    } else if (tiles64x64 <= sms && (kblocks < 32 || 2 * tiles64x64 > sms)) {
         best = HK_GEMM_M64N64;
     } else if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32)) {
         best = HK_GEMM_M64;
@@ -122,8 +126,9 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     } else {
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
             const int64_t bm = bm_of[widths[i][0]], bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
+            const int64_t per_mille = widths[i][promote ? 2 : 1];
             if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a) ||
-                (lay == 4 && !promote) || (promote && (!HK_GEMM_PROMOTE_FITS(bm, bn) || bn < 128)))
+                per_mille == 0)
                 continue;
             const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn) : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
             /* tn's P96 (B in 32-column boxes) costs 1/8 more, and in one round it beats P128 only while 128-wide
@@ -131,7 +136,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             const int p96_tn = widths[i][0] == HK_GEMM_P96 && !trans_b;
             if (p96_tn && tiles128 <= sms && 3 * tiles128 >= 2 * sms)
                 continue;
-            int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * widths[i][1];
+            int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * per_mille;
             if (p96_tn)
                 cost += cost / 8;
             if (cost < best_cost) {
