@@ -1,7 +1,8 @@
 #!/bin/bash
 # Where the fp8 GEMM's cycles go with fast accumulation and with fp32 accumulation (bench/gemm_ncu_calls.py: one
 # kernel each, the same launch shape): time, tensor-pipe use, issue slots, FMA-pipe instructions and warp stalls.
-# Clocks left alone (METHOD.md). bench/NOTES.md, "Hopper GEMM, eighth session", call 9.
+# Clocks left alone (METHOD.md). bench/NOTES.md, "Hopper GEMM, eighth session", call 9; ninth session, call 6
+# (--shape 512x1024x8192 --tune "": the route's 64 x 64 tiles).
 #   HK_LIB=build/libhk.so.1 OUT=/tmp/ncu bash bench/gemm_ncu.sh [gemm_ncu_calls.py arguments]
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/hk-ncu}
