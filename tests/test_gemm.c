@@ -121,14 +121,14 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_1536x1920x512_m192n128_to_f32", TH_GPU, 1536, 1920, 512, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_640x1408x1040_m64_beta", TH_GPU, 640, 1408, 1040, FN, BF, 0, 1, 0, 0, 8, 0, 1, -1, C_SEPARATE, 1, 1, 0},
     /* one and three k-blocks (the in-flight pair's tails) on 64 x 128 tiles; 64 x 64 tiles over long k */
-    {"nt_e4m3fn_600x1000x100_m64_to_f32", TH_GPU, 600, 1000, 100, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
-    {"nt_e4m3fn_600x1000x300_m64_to_f32", TH_GPU, 600, 1000, 300, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"nt_e4m3fn_600x1000x112_m64_to_f32", TH_GPU, 600, 1000, 112, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"nt_e4m3fn_600x1000x304_m64_to_f32", TH_GPU, 600, 1000, 304, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_128x2176x1040_m64n64_to_f32", TH_GPU, 128, 2176, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
     {"nt_bf16_128x2176x2048_m64n64_beta", TH_GPU, 128, 2176, 2048, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0.5f, C_ALIAS, 0, 0, 0},
     /* long k over few 128 x 128 tiles: K in halves over clusters of 2 (sm_90a SK2), half a tile's columns per CTA */
     {"nt_bf16_130x1000x4104_sk2_f16_beta", TH_GPU, 130, 1000, 4104, BF, F16, 0, 1, 0, 0, 0, 0, 1, -0.5f, C_SEPARATE, 0, 0, 0},
     {"tn_bf16_256x520x2048_sk2_f32", TH_GPU, 256, 520, 2048, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
-    {"nt_e4m3fn_128x640x8200_sk2_alias", TH_GPU, 128, 640, 8200, FN, BF, 0, 1, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
+    {"nt_e4m3fn_128x640x8208_sk2_alias", TH_GPU, 128, 640, 8208, FN, BF, 0, 1, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
