@@ -61,10 +61,10 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
 # HK_CUDA_TUNE_GEMM launch shapes (backends/cuda/gemm.c: a gemm.h shape id, ':2' splits K over the cluster)
 def tunes(m, n, k):
     if m <= 64:
-        return ['sk2:2', 'sw16', 'sw64']
+        return ['sk64:2', 'sw16', 'sw64']
     if m * n * k <= 2 ** 29:
-        return ['p256', 'p144', 'p128', 'sk2:1', 'm64', 'm64n64']
-    return ['p256', 'p192', 'p144', 'p128', 'sk2:1', 'm64'] if m * n * k <= 2 ** 31 else ['p320', 'p256', 'p192']
+        return ['p256', 'p144', 'p128', 'sk64:2', 'm64', 'm64n64']
+    return ['p256', 'p192', 'p144', 'p128', 'm64'] if m * n * k <= 2 ** 31 else ['p320', 'p256', 'p192']
 
 
 def sweep_tunes(b, default):

@@ -721,7 +721,7 @@ int main(int argc, char **argv)
         chain_check(2176, 2176, 2176, true, false, 20);                                 /* tn P192, two rounds */
         chain_check(512, 512, 512, false, true, 20);                                    /* M64N64 */
         chain_check(1024, 1024, 1024, false, true, 20);                                 /* M64 */
-        chain_check(256, 2048, 2048, false, true, 20);                                  /* SK2, K split over a cluster */
+        chain_check(128, 2048, 2048, false, true, 20);                                  /* SK64, K split over a cluster */
         chain_check(16, 4096, 4096, false, true, 20);                                   /* SW16, split 2 */
         chain_check(48, 2048, 2048, false, false, 20);                                  /* SW64 nn */
     }
@@ -738,7 +738,7 @@ int main(int argc, char **argv)
         return default_cfg(m, n, k, ta, in, tb, promote);
     };
     const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
-    const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, sk1{SK2, 1, 8, 0}, m64{M64, 1, 8, 0};
+    const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, m64{M64, 1, 8, 0};
     const cfg_t t208{T208, 1, 8, 0}, t168{T168, 1, 8, 0}, t144{T144, 1, 8, 0}, t96{T96, 1, 8, 0};
     const cfg_t p320{P320, 1, 8, 0}, m192n96{M192N96, 1, 8, 0};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
@@ -798,7 +798,7 @@ int main(int argc, char **argv)
     row(1024, 4096, 4096, {p256}, 10);
     row(2048, 8192, 2048, {p256}, 10);
     row(8192, 2048, 2048, {p256}, 10);
-    row(256, 8192, 8192, {sk1}, 20);
+    row(256, 8192, 8192, {}, 20);
     row(128, 8192, 8192, {}, 20);
     for (auto s : {std::array<int, 3>{256, 2112, 8192}, {512, 1024, 8192}, {384, 1408, 4096}, {128, 2176, 2048},
                    {256, 2048, 8192}, {128, 1024, 8192}, {512, 2048, 4096}, {128, 2048, 4096}, {256, 1024, 4096},

@@ -548,7 +548,7 @@ def main():
     ap.add_argument('--libhk-only', action='store_true', help='skip the PyTorch rows (copies still run)')
     ap.add_argument('--ln-p', type=float, default=LN_P, help='dropout probability of the LN rows (0: no mask)')
     ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME '
-                    '(e.g. HK_CUDA_TUNE_GEMM=p1,sk2), two alternating rounds')
+                    '(e.g. HK_CUDA_TUNE_GEMM=p1,sk64), two alternating rounds')
     args = ap.parse_args()
     LN_P = args.ln_p
     b = Bench(args)

@@ -113,7 +113,7 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_64x48x40_pad_k_fast", TH_NOT_EMU, 64, 48, 40, FN, BF, 0, 1, 8, 8, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 1},
     {"nt_e4m3fn_1536x1530x128_w144_fast", TH_NOT_EMU, 1536, 1530, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 1},
     /* fp8 with fp32 accumulation on the sm_90a routes (k-blocks summed in fp32): persistent tiles, ragged, long k;
-     * skinny with K split over the cluster; 128 x 128 tiles with K split; 64 x 128 tiles; C aliasing D */
+     * skinny with K split over the cluster; 64 x 64 tiles with K split; 64 x 128 tiles; C aliasing D */
     {"nt_e4m3fn_1000x1500x2000_to_f32", TH_GPU, 1000, 1500, 2000, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_1000x1530x784_alias", TH_GPU, 1000, 1530, 784, FN, BF, 0, 1, 0, 0, 0, 6, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
     {"nt_e4m3fn_skinny_20x500x1024_to_f32", TH_GPU, 20, 500, 1024, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
@@ -125,10 +125,11 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_600x1000x304_m64_to_f32", TH_GPU, 600, 1000, 304, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
     {"nt_e4m3fn_128x2176x1040_m64n64_to_f32", TH_GPU, 128, 2176, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
     {"nt_bf16_128x2176x2048_m64n64_beta", TH_GPU, 128, 2176, 2048, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0.5f, C_ALIAS, 0, 0, 0},
-    /* long k over few 128 x 128 tiles: K in halves over clusters of 2 (sm_90a SK2), half a tile's columns per CTA */
-    {"nt_bf16_130x1000x4104_sk2_f16_beta", TH_GPU, 130, 1000, 4104, BF, F16, 0, 1, 0, 0, 0, 0, 1, -0.5f, C_SEPARATE, 0, 0, 0},
-    {"tn_bf16_256x520x2048_sk2_f32", TH_GPU, 256, 520, 2048, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
-    {"nt_e4m3fn_128x640x8208_sk2_alias", TH_GPU, 128, 640, 8208, FN, BF, 0, 1, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
+    /* long k over few 64 x 64 tiles: K in halves over clusters of 2 (sm_90a SK64), half a tile's columns per CTA,
+     * from registers for 2-byte D (narrower than a TMA store chunk), by TMA for f32 */
+    {"nt_bf16_130x1000x4104_sk64_f16_beta", TH_GPU, 130, 1000, 4104, BF, F16, 0, 1, 0, 0, 0, 0, 1, -0.5f, C_SEPARATE, 0, 0, 0},
+    {"tn_bf16_256x520x2048_sk64_f32", TH_GPU, 256, 520, 2048, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_e4m3fn_128x640x8208_sk64_alias", TH_GPU, 128, 640, 8208, FN, BF, 0, 1, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */

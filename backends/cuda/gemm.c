@@ -41,7 +41,7 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
     return (!s->swap || !trans_a) && (s->lay != 1 || trans_b) && (s->lay != 3 || trans_b || trans_a);
 }
 
-/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk2:2, sw16:1) forces the
+/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1) forces the
  * launch shape (bench/gemm_bench.py --sweep); a shape not built for the problem's types is ignored. */
 static int hk_gemm_forced_shape(int32_t *split)
 {

@@ -470,10 +470,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 gemm_splitk_reduce<bn, 128 * S::consumers>(acc, smem, live, rank ^ 1, r0, r1);
             }
         }
+        /* TMA stores move 128-byte column chunks: a slice narrower than one (SK64, 2-byte D) stores from
+         * registers */
+        constexpr int chunk_regs = 64 / (int)sizeof(TO);
         if (live) {
             if constexpr (S::swap)
                 gemm_epilogue<TO, true, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
-            else if (p.tma_store)
+            else if (p.tma_store && (r1 - r0) % chunk_regs == 0)
                 gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, r0, r1);
             else
                 gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);

@@ -27,14 +27,16 @@
  *  M192N128  persistent 192 x 128 tiles in three consumer warpgroups, e4m3 with fp32 accumulation only: while one
  *        consumer adds a k-block's sum, two can keep the tensor cores busy (P192's two consumers: 0.89-0.91x of
  *        cuBLAS's default mode, this shape 0.92-0.99x; bench/NOTES.md);
- *  SK2   one 128 x 128 tile per CTA, clusters of 2; with params.split = 2 both CTAs of a cluster share a
- *        tile, each taking half of K, and add their partial tiles through distributed shared memory (no
- *        workspace). For long K over fewer tiles than SMs;
+ *  SK64  one 64 x 64 tile per CTA (one consumer warpgroup), clusters of 2; with params.split = 2 both CTAs of a
+ *        cluster share a tile, each taking half of K, and add their partial tiles through distributed shared
+ *        memory (no workspace), each storing half of its columns. For long K over at most half a wave of
+ *        tiles (it replaced a 128 x 128 form, SK2, that served such shapes with a quarter of the CTAs:
+ *        bench/NOTES.md, ninth session);
  *  M64, M64N64  one 64 x 128 or 64 x 64 tile per CTA, one consumer warpgroup, no cluster (a cluster launch
  *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
- *        over the cluster as in SK2, D written transposed from registers;
+ *        over the cluster as in SK64, D written transposed from registers;
  *  T208 ... T96  nn as D^T = B^T A^T in persistent tiles: the kernel's B is then A^T, K-major, so the widths
  *        off the 64-column grid serve nn too (over M); D is staged transposed and stored by TMA.
  * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
@@ -50,7 +52,7 @@
     X(P96, _n96, 128, 96, 6, 1, 1, 0, 3)                                                                        \
     X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3)                                                                \
     X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4)                                                             \
-    X(SK2, _sk2, 128, 128, 6, 2, 0, 0, 0)                                                                       \
+    X(SK64, _sk64, 64, 64, 8, 2, 0, 0, 0)                                                                       \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
     X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
     X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0)                                                                      \
@@ -68,11 +70,10 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 
 /* Launch shape by problem size (bench/NOTES.md, runs 5-11, has the timings behind it); used by the host glue
  * and the harness alike. Skinny M (row-major A): swapped operands, the problem's N in 64-row tiles and M as
- * the tile width, K split over the cluster while that still fits one wave. Cluster-less 64 x 64 tiles while
- * they fit one wave and K is short or they fill more than half the SMs (most CTAs pulling operands, least
- * L2 -> SM traffic per CTA: 128 x 4096 x 4096 e4m3 ran 1.4x SK2's speed), else 64 x 128 for short K over one
- * wave (also for long K while they fill half the SMs). Long K over few 128 x 128 tiles: K split in halves
- * over a cluster (SK2). Otherwise persistent 128-row tiles of the width whose waves cost least: rounds of
+ * the tile width, K split over the cluster while that still fits one wave. 64 x 64 tiles while they fit one
+ * wave (most CTAs pulling operands, least L2 -> SM traffic per CTA), with K split in halves over a cluster
+ * (SK64) for long K over at most half a wave; else 64 x 128 for short K over one wave (also for long K while
+ * they fill half the SMs). Otherwise persistent 128-row tiles of the width whose waves cost least: rounds of
  * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
  * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
@@ -116,13 +117,15 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         if (2 * hk_gemm_cdiv(n, 64) <= sms && kblocks >= 8)
             *split = 2;
         best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
-    } else if (tiles64x64 <= sms && (kblocks < 32 || 2 * tiles64x64 > sms)) {
-        best = HK_GEMM_M64N64;
+    } else if (tiles64x64 <= sms) {
+        if (2 * tiles64x64 <= sms && kblocks >= 32) {
+            *split = 2;
+            best = HK_GEMM_SK64;
+        } else {
+            best = HK_GEMM_M64N64;
+        }
     } else if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32)) {
         best = HK_GEMM_M64;
-    } else if (2 * tiles128 <= sms && kblocks >= 8) {
-        *split = 2;
-        best = HK_GEMM_SK2;
     } else {
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
             const int64_t bm = bm_of[widths[i][0]], bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
