@@ -766,12 +766,14 @@ int main(int argc, char **argv)
         cfgs.push_back(def(m, n, k, in, ta, tb, promote));
         bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);
     };
-    /* e4m3 rows in both accumulation modes, each against cuBLAS in the same mode; graphs of 20 or 10 calls below
-     * m n k = 2^37 */
-    auto row8 = [&](int m, int n, int k, std::vector<cfg_t> cfgs) {
+    /* calls per graph of the rows below: 20 or 10 under m n k = 2^37, single calls above */
+    auto calls_for = [](int m, int n, int k) {
         const double mnk = (double)m * n * k;
-        const int calls = mnk >= 0x1p37 ? 0 : mnk >= 0x1p33 ? 10 : 20;
-        for (bool promote : {false, true}) row(m, n, k, cfgs, calls, E4M3, false, true, promote);
+        return mnk >= 0x1p37 ? 0 : mnk >= 0x1p33 ? 10 : 20;
+    };
+    /* e4m3 rows in both accumulation modes, each against cuBLAS in the same mode */
+    auto row8 = [&](int m, int n, int k, std::vector<cfg_t> cfgs) {
+        for (bool promote : {false, true}) row(m, n, k, cfgs, calls_for(m, n, k), E4M3, false, true, promote);
     };
     row(512, 512, 512, {m64}, 20);
     row(640, 640, 640, {m64}, 20);
@@ -804,7 +806,7 @@ int main(int argc, char **argv)
                    {256, 2048, 8192}, {128, 1024, 8192}, {512, 2048, 4096}, {128, 2048, 4096}, {256, 1024, 4096},
                    {192, 1024, 8192}, {128, 512, 16384}, {256, 256, 16384}, {200, 1024, 4096}, {128, 2048, 8192},
                    {512, 512, 8192}}) { /* long K over few output tiles */
-        row(s[0], s[1], s[2], {}, 20);
+        row(s[0], s[1], s[2], {}, calls_for(s[0], s[1], s[2]));
         row8(s[0], s[1], s[2], {});
     }
     row(16, 8192, 8192, {}, 20);
@@ -827,7 +829,7 @@ int main(int argc, char **argv)
     for (int s : {512, 1024, 1152, 1216, 1536, 1792, 2048, 2176, 2304, 3072, 4096}) row8(s, s, s, {});
     for (int m : {16, 128, 512, 2048, 8192}) /* token counts x Llama-3-8B projections (q/o, gate/up, down) */
         for (auto nk : {std::array<int, 2>{4096, 4096}, {14336, 4096}, {4096, 14336}}) {
-            row(m, nk[0], nk[1], {}, m * (double)nk[0] * nk[1] >= 0x1p37 ? 0 : 10);
+            row(m, nk[0], nk[1], {}, calls_for(m, nk[0], nk[1]));
             row8(m, nk[0], nk[1], {});
         }
     row(4096, 14336, 4096, {p256, p320}, 0);

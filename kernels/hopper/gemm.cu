@@ -387,22 +387,22 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         if (promote) {
             /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
              * their own precision, the consumer adds it in fp32 once it is done */
+            auto issue = [&](acc_t &part) { /* part = the next k-block's product; returns its stage */
+                full[s].wait(phase);
+                const uint8_t *sa = smem + s * S::stage_bytes;
+                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
+                const int used = s;
+                if (++s == stages) { s = 0; phase ^= 1; }
+                return used;
+            };
+            auto retire = [&](acc_t &part, int st) { /* after the wait that covers part's k-block */
+                reg_fence(part.v);
+                release(st);
+                acc.add(part);
+            };
             if constexpr (promote_in_flight) {
                 /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
                 acc_t pa, pb;
-                auto issue = [&](acc_t &part) {
-                    full[s].wait(phase);
-                    const uint8_t *sa = smem + s * S::stage_bytes;
-                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
-                    const int used = s;
-                    if (++s == stages) { s = 0; phase ^= 1; }
-                    return used;
-                };
-                auto retire = [&](acc_t &part, int st) { /* after the wait that covers part's k-block */
-                    reg_fence(part.v);
-                    release(st);
-                    acc.add(part);
-                };
                 if (kb0 < kb1) {
                     int st_a = issue(pa), st_b, kb = kb0 + 1;
                     for (; kb + 1 < kb1; kb += 2) {
@@ -426,15 +426,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 }
             } else {
                 for (int kb = kb0; kb < kb1; ++kb) {
-                    full[s].wait(phase);
-                    const uint8_t *sa = smem + s * S::stage_bytes;
                     acc_t part;
-                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
+                    const int st = issue(part);
                     wgmma_wait<0>();
-                    reg_fence(part.v);
-                    release(s);
-                    acc.add(part);
-                    if (++s == stages) { s = 0; phase ^= 1; }
+                    retire(part, st);
                 }
             }
         } else {
