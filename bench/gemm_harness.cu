@@ -101,26 +101,41 @@ static bool in_list(const char *list, const std::string &name)
 {
     return strstr((std::string(",") + list + ",").c_str(), ("," + name + ",").c_str()) != nullptr;
 }
+static bool pooled_fits(const shape_info &s) { return HK_GEMM_POOLED_FITS(s.bm, s.bn, s.cluster, s.swap); }
 static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
-    if (s.cluster == 2) r += " s" + std::to_string(c.split);
+    if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
     return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "");
 }
 
 static int num_sms;
-/* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls). */
+/* The workspace of hk's pooled K splits (as a caller of hk_gemm passes one), and its counter tags (as
+ * backends/cuda/gemm.c makes them) */
+static void *hk_ws;
+static const size_t hk_ws_bytes = 64 << 20;
+static uint32_t hk_tags;
+/* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls) given hk_ws. */
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true, bool promote = false)
 {
     int32_t split = 1;
-    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), promote, num_sms, &split);
+    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), promote, num_sms, hk_ws_bytes, &split);
     return cfg_t{shape, split, 8, 0, -1, promote};
 }
 /* Configuration c runs the problem: its kernel is built, and fp32 accumulation fits its registers. */
 static bool runs(const cfg_t &c, dt in, bool ta, bool tb, dt out)
 {
     return pick(in, ta, tb, out, c.shape) && (!c.promote || HK_GEMM_PROMOTE_FITS(all_shapes[c.shape].bm, all_shapes[c.shape].bn));
+}
+
+/* A pooled split (c.split > 1 on a shape without cluster) runs one unit per CTA, its slots in hk_ws. */
+static bool fits(const cfg_t &c, int m, int n)
+{
+    const shape_info &s = all_shapes[c.shape];
+    if (c.split <= 1 || !pooled_fits(s)) return true;
+    const int64_t tiles = (int64_t)((m + s.bm - 1) / s.bm) * ((n + s.bn - 1) / s.bn);
+    return tiles * c.split <= num_sms && (size_t)hk_gemm_pooled_bytes(tiles, c.split, s.bm, s.bn) <= hk_ws_bytes;
 }
 
 static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo,
@@ -188,7 +203,13 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, sh.swap ? chunk : tail, sh.swap ? tail : 64, sh.swap) : md;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
-    p.split = sh.cluster == 2 ? c.split : 1;
+    p.split = sh.cluster == 2 || pooled_fits(sh) ? c.split : 1;
+    if (p.split > 1 && pooled_fits(sh)) {
+        const size_t need = hk_gemm_pooled_bytes(((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn), p.split, sh.bm, sh.bn);
+        if (need > hk_ws_bytes) { fprintf(stderr, "%s: workspace of %zu bytes needed\n", cfg_name(c).c_str(), need); exit(1); }
+        p.workspace = hk_ws;
+        p.tag = ((++hk_tags * 2654435761u) & ~0x1ffu) | 0x100u;
+    }
     p.promote = c.promote && q.in == E4M3;
     static std::vector<kern_t> attr_done;
     if (std::find(attr_done.begin(), attr_done.end(), k) == attr_done.end()) {
@@ -196,7 +217,8 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
         attr_done.push_back(k);
     }
     const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
-    const int grid = sh.persist ? std::min(tiles, num_sms) : sh.cluster * ((tiles * p.split + sh.cluster - 1) / sh.cluster);
+    const int units = tiles * p.split;
+    const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     if (!cfg_pdl(c)) {
         k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, mt, p);
         return true;
@@ -271,7 +293,7 @@ static uint32_t seed_ctr = 12345;
 static cfg_t cur; /* the configuration check() runs */
 static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mode, int pad, float scale = 1.f)
 {
-    if (!runs(cur, in, ta, tb, out)) return; /* not built: the library routes it elsewhere */
+    if (!runs(cur, in, ta, tb, out) || !fits(cur, m, n)) return; /* not built: the library routes it elsewhere */
     const size_t ei = dsize(in), eo = dsize(out);
     const int align = 16 / (int)ei;
     auto up = [&](int64_t x) { return (x + align - 1) / align * align; };
@@ -549,7 +571,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     std::vector<cfg_t> built;
     for (auto c0 : cfgs) { /* HK_GEMM_PDL=ab: every config twice, plain then PDL, timed in alternation */
         c0.promote = in == E4M3 && promote;
-        if (!runs(c0, in, ta, tb, BF16)) continue;
+        if (!runs(c0, in, ta, tb, BF16) || !fits(c0, m, n)) continue;
         for (int v = 0; v < (pdl_ab ? 2 : 1); ++v) {
             cfg_t c = c0;
             if (pdl_ab) c.pdl = v;
@@ -633,6 +655,8 @@ int main(int argc, char **argv)
     pdl_default = !(pdl_env && !strcmp(pdl_env, "0"));
     pdl_ab = pdl_env && !strcmp(pdl_env, "ab");
     if (!strcmp(what, "probe")) return 0;
+    CK(cudaMalloc(&hk_ws, hk_ws_bytes));
+    CK(cudaMemset(hk_ws, 0xA5, hk_ws_bytes)); /* stale counters and slots: the tags must make them harmless */
     profiling = !strcmp(what, "profile");
     const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
 
@@ -657,6 +681,8 @@ int main(int argc, char **argv)
             continue;
         modes.push_back({sh, 1, 8, 0});
         if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
+        if (pooled_fits(all_shapes[sh])) modes.push_back({sh, 3, 8, 0}); /* K in uneven thirds through the workspace */
+        if (sh == M64N64) modes.push_back({sh, HK_GEMM_POOLED_MAX, 8, 0}); /* more parts than some cases' k-blocks */
     }
     if (!bench_only) {
         const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8},
@@ -667,7 +693,7 @@ int main(int argc, char **argv)
                 md.direct = direct;
                 /* the register epilogue: once per kind of work split (one-tile swapped shapes always use it) */
                 if (direct && (HK_GEMM_REG_STORE(all_shapes[md.shape].persist, all_shapes[md.shape].swap) ||
-                               md.split == 2 || md.shape == P208 || md.shape == P192 || md.shape == P168 ||
+                               md.split == 2 || md.split == HK_GEMM_POOLED_MAX || md.shape == P208 || md.shape == P192 || md.shape == P168 ||
                                md.shape == P128 || md.shape == P96 || md.shape == M64N64 || md.shape == T208 ||
                                md.shape == T144 || md.shape == T96))
                     continue;
@@ -724,6 +750,7 @@ int main(int argc, char **argv)
         chain_check(128, 2048, 2048, false, true, 20);                                  /* SK64, K split over a cluster */
         chain_check(16, 4096, 4096, false, true, 20);                                   /* SW16, split 2 */
         chain_check(48, 2048, 2048, false, false, 20);                                  /* SW64 nn */
+        chain_check(256, 1024, 1024, false, true, 20); /* K split through the workspace, reused call after call */
     }
     if (quick) { printf("%d failures\n", failures); return failures != 0; }
 
@@ -756,12 +783,23 @@ int main(int argc, char **argv)
                  ta ? "t" : "n", tb ? "t" : "n");
         if (rows_only && !in_list(rows_only, key)) return;
         if (getenv("HK_BENCH_DEFAULT_ONLY")) cfgs.clear(); /* the library's choice alone */
-        if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256": these shapes (where built; cluster
-                                                              * shapes with K split and not), then the default */
+        if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256,M64N64:8": these shapes (where built;
+                                                              * cluster shapes with K split and not; NAME:S with a
+                                                              * split of S), then the default */
             cfgs.clear();
-            for (int sh = 0; sh < NSHAPES; ++sh)
-                if (in_list(only, all_shapes[sh].name))
-                    for (int split = 1; split <= all_shapes[sh].cluster; ++split) cfgs.push_back(cfg_t{sh, split, 8, 0});
+            for (const char *item = only; *item;) {
+                const char *end = strchr(item, ',');
+                const std::string it(item, end ? end - item : strlen(item));
+                item = end ? end + 1 : item + it.size();
+                const size_t colon = it.find(':');
+                for (int sh = 0; sh < NSHAPES; ++sh) {
+                    if (it.substr(0, colon) != all_shapes[sh].name) continue;
+                    if (colon != std::string::npos)
+                        cfgs.push_back(cfg_t{sh, atoi(it.c_str() + colon + 1), 8, 0});
+                    else
+                        for (int split = 1; split <= all_shapes[sh].cluster; ++split) cfgs.push_back(cfg_t{sh, split, 8, 0});
+                }
+            }
         }
         cfgs.push_back(def(m, n, k, in, ta, tb, promote));
         bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);

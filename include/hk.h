@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define HK_VERSION_MAJOR 1
-#define HK_VERSION_MINOR 1
+#define HK_VERSION_MINOR 2
 #define HK_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH */
 #define HK_VERSION (HK_VERSION_MAJOR * 10000 + HK_VERSION_MINOR * 100 + HK_VERSION_PATCH)
@@ -182,7 +182,12 @@ HK_API void hk_event_destroy(hk_event *event);
  * Zero: fp32 accumulation; on sm_90a the tensor cores sum each 128 elements of K and the kernel adds those sums
  * in fp32, as cuBLASLt's default mode does (relative error about 1.3e-4 whatever k, against ~1e-6 on the CPU
  * reference), at lower speed.
- * C may be NULL only when beta == 0; then C is not read (NaNs in C do not propagate). */
+ * C may be NULL only when beta == 0; then C is not read (NaNs in C do not propagate).
+ * workspace (optional, 16-byte aligned device memory, as cuBLASLt's): where the output has few tiles and K is
+ * long, the GPU kernels split K over more CTAs and add the parts in it. hk_gemm_workspace_size() says how much
+ * this call can use (0: none); with less, or NULL, hk_gemm runs without splitting. Its contents need no
+ * initialising, and results do not depend on it (the parts are added in a fixed order). GEMMs that may run at
+ * the same time (other streams) need separate workspaces. */
 typedef struct hk_gemm_args {
     size_t struct_size;
     int64_t m, n, k;
@@ -196,9 +201,11 @@ typedef struct hk_gemm_args {
     float scale_a, scale_b;
     int fp8_fast_accum;
     void *stream;
+    void *workspace; size_t workspace_size; /* since 1.2 */
 } hk_gemm_args;
 
 HK_API hk_status hk_gemm(hk_context *ctx, const hk_gemm_args *args);
+HK_API hk_status hk_gemm_workspace_size(hk_context *ctx, const hk_gemm_args *args, size_t *bytes);
 
 /* ---------------------------------------------------------------- attention
  * Q, O: [batch, seqlen_q, heads_q, head_dim]; K, V: [batch, seqlen_k, heads_kv, head_dim]. Strides are

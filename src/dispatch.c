@@ -74,7 +74,7 @@ static hk_status run(hk_context *ctx, hk_op op, const void *args, const void *wo
     const hk_variant *v = hk_select_variant(ctx, op, args, &st);
     if (!v)
         return st;
-    size_t need = v->workspace ? v->workspace(ctx, args) : 0;
+    size_t need = v->workspace && !v->workspace_optional ? v->workspace(ctx, args) : 0;
     if (workspace_size < need || (need > 0 && !workspace))
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: workspace of %zu bytes at %p; %s needs %zu (ask %s_workspace_size)",
                        hk_op_name(op), workspace_size, workspace, v->name, need, hk_op_name(op));
@@ -106,14 +106,14 @@ static hk_status workspace_size(hk_context *ctx, hk_op op, const void *args, siz
         return st != HK_OK ? st : run(ctx, OPENUM, &a, workspace_ptr, workspace_bytes);                                \
     }
 
-HK_ENTRY(gemm, HK_OP_GEMM, hk_gemm_args, NULL, 0)
+HK_ENTRY(gemm, HK_OP_GEMM, hk_gemm_args, a.workspace, a.workspace_size)
 HK_ENTRY(attn_fwd, HK_OP_ATTN_FWD, hk_attn_fwd_args, NULL, 0)
 HK_ENTRY(rotary, HK_OP_ROTARY, hk_rotary_args, NULL, 0)
 HK_ENTRY(ln_fused, HK_OP_LN_FUSED, hk_ln_fused_args, NULL, 0)
 HK_ENTRY(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args, a.workspace, a.workspace_size)
 HK_ENTRY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args, a.workspace, a.workspace_size)
 
-/* Workspace size queries of the ops that take a caller-provided workspace. */
+/* Workspace size queries of the ops that take a caller-provided workspace (gemm: one it may use). */
 #define HK_WORKSPACE_QUERY(opname, OPENUM, type)                                                                       \
     hk_status hk_##opname##_workspace_size(hk_context *ctx, const type *args, size_t *bytes)                           \
     {                                                                                                                  \
@@ -126,5 +126,6 @@ HK_ENTRY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args, a.workspace, a.
         return st != HK_OK ? st : workspace_size(ctx, OPENUM, &a, bytes);                                              \
     }
 
+HK_WORKSPACE_QUERY(gemm, HK_OP_GEMM, hk_gemm_args)
 HK_WORKSPACE_QUERY(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args)
 HK_WORKSPACE_QUERY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args)

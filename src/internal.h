@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,6 +104,7 @@ struct hk_context {
     /* names are copied: callers may build them in temporary buffers */
     struct { char kernel[HK_MAX_KERNEL_NAME]; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
     size_t function_count;
+    atomic_uint launch_tags; /* launches that tag their workspace (backends/cuda/gemm.c) */
 };
 
 struct hk_event {
@@ -137,6 +139,8 @@ typedef struct hk_variant {
     hk_status (*run)(hk_context *ctx, const void *args);
     /* Device workspace bytes for ops that take one (attn_bwd, ln_fused_bwd); NULL means none. */
     size_t (*workspace)(const hk_context *ctx, const void *args);
+    /* The workspace only speeds the op up (gemm): the variant runs with less, or none. */
+    bool workspace_optional;
 } hk_variant;
 
 /* NULL-terminated lists, one per backend directory. */

@@ -151,7 +151,7 @@ static hk_status check_matrix(const char *op, const char *name, const void *p, i
 hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
 {
     const char *op = "gemm";
-    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
+    hk_status st = copy_args(op, in, a, offsetof(hk_gemm_args, workspace), sizeof *a); /* 1.1 callers: no workspace */
     if (st != HK_OK)
         return st;
     if ((st = check_size(op, "m", a->m, 0)) || (st = check_size(op, "n", a->n, 0)) || (st = check_size(op, "k", a->k, 0)))
@@ -205,6 +205,12 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
         a->c = NULL;
         a->ldc = 0;
     }
+    if (a->workspace_size > 0 && !a->workspace)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: workspace is NULL but workspace_size is %zu", a->workspace_size);
+    if (a->workspace && !hk_aligned16(a->workspace))
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: workspace %p is not 16-byte aligned", a->workspace);
+    if (!a->workspace_size)
+        a->workspace = NULL;
     a->trans_a = a->trans_a != 0;
     a->trans_b = a->trans_b != 0;
     return HK_OK;

@@ -150,9 +150,10 @@ static const void *upload_operand(const th_ctx *c, hk_dtype t, const double *op,
 
 static int is_fp8(hk_dtype t) { return t == FN || t == FNUZ; }
 
-static void run_case(const th_ctx *c, const void *param)
+/* One case; with a workspace: hk_gemm_workspace_size()'s (a GPU context must want one), and a second call on the
+ * workspace as the first left it must give the same D, bit for bit. */
+static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
 {
-    const gemm_case *g = param;
     th_rng rng = th_rng_for_case();
     int64_t m = g->m, n = g->n, k = g->k;
     int64_t lda = (g->ta ? m : k) + g->pad_a, ldb = (g->tb ? k : n) + g->pad_b;
@@ -197,6 +198,14 @@ static void run_case(const th_ctx *c, const void *param)
     args.ldc = args.c ? ldc : 0;
     args.ldd = ldd;
 
+    size_t ws_bytes = 0;
+    if (workspace) {
+        th_op_status(c, hk_gemm_workspace_size(c->ctx, &args, &ws_bytes), "hk_gemm_workspace_size");
+        if (c->kind == TH_GPU)
+            th_expect(ws_bytes > 0, "a GPU context wants a workspace for long k over few tiles");
+        args.workspace = ws_bytes ? th_dev(c, ws_bytes) : NULL; /* 0xFF: stale counters must not count */
+        args.workspace_size = ws_bytes;
+    }
     th_op_status(c, hk_gemm(c->ctx, &args), "hk_gemm");
 
     double alpha = g->alpha;
@@ -218,37 +227,68 @@ static void run_case(const th_ctx *c, const void *param)
     }
     ok &= th_check("D", out, ref, m * n, tol);
     th_expect(ok, "hk_gemm result");
+    if (workspace && g->c_mode != C_ALIAS) {
+        const size_t bytes = th_bytes(&dt);
+        unsigned char *first = th_host(bytes), *second = th_host(bytes);
+        th_download(c, first, args.d, bytes);
+        th_op_status(c, hk_memset(c->ctx, args.d, 0xFF, bytes), "hk_memset");
+        th_op_status(c, hk_gemm(c->ctx, &args), "hk_gemm (again)");
+        th_download(c, second, args.d, bytes);
+        th_expect(memcmp(first, second, bytes) == 0, "the second call's D equals the first's");
+    }
 }
 
-/* Launch shapes forced through HK_CUDA_TUNE_GEMM (other contexts ignore it), for the ones no case above routes to. */
+static void run_case(const th_ctx *c, const void *param) { run_gemm(c, param, 0); }
+
+/* Launch shapes forced through HK_CUDA_TUNE_GEMM (other contexts ignore it; NULL: the route's), for the ones no
+ * case above routes to, and cases with a workspace. */
 typedef struct forced_case {
     gemm_case g;
     const char *tune;
+    int workspace;
 } forced_case;
 
 static const forced_case forced_cases[] = {
     /* fp8 with fp32 accumulation on the widest tiles that hold two accumulators, and on 96 (a narrower store box) */
     {{"nt_e4m3fn_1100x1000x1040_p192_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
-     "p192"},
+     "p192", 0},
     {{"nt_e4m3fn_1100x1000x1040_p168_alias", TH_GPU, 1100, 1000, 1040, FN, BF, 0, 1, 0, 0, 0, 8, 1, 1, C_ALIAS, 1, 1, 0},
-     "p168"},
+     "p168", 0},
     {{"nt_e4m3fn_1100x1000x1040_p96_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
-     "p96"},
+     "p96", 0},
     {{"nt_e4m3fn_1100x1000x1040_p128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
-     "p128"},
+     "p128", 0},
     {{"nt_e4m3fn_1100x1000x1040_m192n128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
-     "m192n128"},
+     "m192n128", 0},
     /* a shape too wide for two accumulators is not taken (its fast accumulation would miss the f32 bound): the
      * route's choice runs instead */
     {{"nt_e4m3fn_1100x1000x2064_p256_falls_back_to_f32", TH_GPU, 1100, 1000, 2064, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
-     "p256"},
+     "p256", 0},
+    /* K split through the workspace on each shape that takes it: uneven parts, persistent tiles, slots pulled in
+     * batches (P128: three fit the ring) */
+    {{"nt_bf16_130x300x1000_m64n64_split8_beta", TH_GPU, 130, 300, 1000, BF, BF, 0, 1, 0, 0, 2, 0, 1, 1, C_SEPARATE, 0, 0, 0},
+     "m64n64:8", 1},
+    {{"tt_bf16_304x200x2056_m64_split5_f16", TH_GPU, 304, 200, 2056, BF, F16, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     "m64:5", 1},
+    {{"nn_bf16_500x904x1032_p128_split4_f32", TH_GPU, 500, 904, 1032, BF, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     "p128:4", 1},
+    {{"nt_e4m3fn_500x500x2048_p96_split4_to_f32", TH_GPU, 500, 500, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "p96:4", 1},
+    /* long k over few tiles with a workspace: K split over more CTAs, the parts added there (sm_90a pooled) */
+    {{"nt_bf16_128x512x16384_workspace", TH_NOT_EMU, 128, 512, 16384, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, NULL, 1},
+    {{"tn_bf16_200x200x8200_workspace_f32_beta", TH_NOT_EMU, 200, 200, 8200, BF, F32, 1, 0, 0, 0, 4, 0, 1, 0.5f, C_SEPARATE,
+     0, 0, 0}, NULL, 1},
+    {{"nt_e4m3fn_256x256x16384_workspace_to_f32", TH_NOT_EMU, 256, 256, 16384, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
+     2.0f, 0}, NULL, 1},
+    {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
 
 static void run_forced(const th_ctx *c, const void *param)
 {
     const forced_case *f = param;
-    setenv("HK_CUDA_TUNE_GEMM", f->tune, 1);
-    run_case(c, &f->g);
+    if (f->tune)
+        setenv("HK_CUDA_TUNE_GEMM", f->tune, 1);
+    run_gemm(c, &f->g, f->workspace);
     unsetenv("HK_CUDA_TUNE_GEMM");
 }
 

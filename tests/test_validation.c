@@ -150,6 +150,22 @@ static void test_gemm(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_gemm(ctx, &g), "d");
     g = base, g.beta = 0.5f, g.c = ODD(th_dev(c, 4096)), g.ldc = 16;
     EXPECT_INVALID(hk_gemm(ctx, &g), "c");
+    /* the optional workspace: a size needs a pointer, 16-byte aligned; a small one is no error (no split) */
+    g = base, g.workspace_size = 256;
+    EXPECT_INVALID(hk_gemm(ctx, &g), "workspace");
+    g = base, g.workspace = ODD(th_dev(c, 4096)), g.workspace_size = 256;
+    EXPECT_INVALID(hk_gemm(ctx, &g), "workspace");
+    g = base, g.workspace = th_dev(c, 256), g.workspace_size = 256;
+    EXPECT_OK(hk_gemm(ctx, &g));
+    size_t ws = 1;
+    EXPECT_OK(hk_gemm_workspace_size(ctx, &base, &ws));
+    if (ws != 0)
+        fail_msg("a 16x16x16 gemm wants %zu bytes of workspace", ws);
+    EXPECT_INVALID(hk_gemm_workspace_size(NULL, &base, &ws), "ctx");
+    EXPECT_INVALID(hk_gemm_workspace_size(ctx, NULL, &ws), "args");
+    EXPECT_INVALID(hk_gemm_workspace_size(ctx, &base, NULL), "bytes");
+    g = base, g.m = -1;
+    EXPECT_INVALID(hk_gemm_workspace_size(ctx, &g, &ws), "m");
     /* beta != 0 needs C; C may alias D only exactly */
     g = base, g.beta = 1;
     EXPECT_INVALID(hk_gemm(ctx, &g), "c");

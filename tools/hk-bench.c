@@ -369,6 +369,10 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
     a.alpha = 1.0f;
     if (fp8)
         a.scale_a = 0.5f, a.scale_b = 0.25f, a.fp8_fast_accum = fast;
+    /* the workspace the call can use (long K over few tiles: K split over more CTAs) */
+    if (hk_gemm_workspace_size(b->ctx, &a, &a.workspace_size) != HK_OK ||
+        (a.workspace_size && hk_malloc(b->ctx, &a.workspace, a.workspace_size) != HK_OK))
+        a.workspace_size = 0, a.workspace = NULL;
     hk_gemm_args per_set[MAX_SETS];
     for (int s = 0; s < in.count; ++s) {
         per_set[s] = a;
@@ -395,6 +399,7 @@ static void bench_gemm(bench *b, int64_t m, int64_t n, int64_t k, hk_dtype in_ty
         }
     }
     report(b, "gemm", shape, ms, 2.0 * m * n * k, 0, err, error);
+    hk_free(b->ctx, a.workspace);
 done:
     release(b, in.copies, in.made);
     release(b, buf, 3);
@@ -785,6 +790,7 @@ int main(int argc, char **argv)
         bench_gemm(&b, 8192, 8192, 8192, HK_DTYPE_BF16, false);
         bench_gemm(&b, 8192, 8192, 8192, fp8, true);
         bench_gemm(&b, 8192, 8192, 8192, fp8, false);
+        bench_gemm(&b, 256, 256, 16384, HK_DTYPE_BF16, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, true, false);
         bench_attn(&b, 16, 16, 16, 4096, 128, false, true);

@@ -41,8 +41,9 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
     return (!s->swap || !trans_a) && (s->lay != 1 || trans_b) && (s->lay != 3 || trans_b || trans_a);
 }
 
-/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1) forces the
- * launch shape (bench/gemm_bench.py --sweep); a shape not built for the problem's types is ignored. */
+/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, m64n64:8)
+ * forces the launch shape and K split (bench/gemm_bench.py --sweep); a shape not built for the problem's types is
+ * ignored, a split the shape cannot take (or, pooled, the workspace cannot hold) is 1. */
 static int hk_gemm_forced_shape(int32_t *split)
 {
     const char *tune = getenv("HK_CUDA_TUNE_GEMM");
@@ -54,7 +55,7 @@ static int hk_gemm_forced_shape(int32_t *split)
         while (j < len && tune[j] && (tune[j] | 0x20) == (name[j] | 0x20))
             ++j;
         if (j == len && (tune[j] == 0 || tune[j] == ':')) {
-            *split = tune[j] == ':' && tune[j + 1] == '2' && hk_gemm_shapes[i].cluster == 2 ? 2 : 1;
+            *split = tune[j] == ':' ? atoi(tune + j + 1) : 1;
             return i;
         }
     }
@@ -102,6 +103,60 @@ static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void
                : hk_cuda_tensor_map_2d(map, type, p, k, mn, ld * esize, box_k, HK_GEMM_KMAJOR_BOX_ROWS(rows), true);
 }
 
+static bool hk_gemm_pooled(const hk_gemm_shape *sh) { return HK_GEMM_POOLED_FITS(sh->bm, sh->bn, sh->cluster, sh->swap); }
+
+/* Workspace bytes of a launch: the pooled split's counters and slots, 0 for none. */
+static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split)
+{
+    const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
+    const int64_t km = sh->swap ? a->n : a->m, kn = sh->swap ? a->m : a->n;
+    return hk_gemm_pooled(sh) ? (size_t)hk_gemm_pooled_bytes(hk_gemm_cdiv(km, sh->bm) * hk_gemm_cdiv(kn, sh->bn), split,
+                                                             sh->bm, sh->bn)
+                              : 0;
+}
+
+/* The launch shape and K split of a call with `workspace` bytes of workspace: the route's, or HK_CUDA_TUNE_GEMM's
+ * where the kernel is built and the split fits the shape (pooled: one unit per CTA, and the workspace). */
+static int hk_gemm_plan(const hk_context *ctx, const hk_gemm_args *a, int64_t workspace, int32_t *split)
+{
+    const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
+    const int promote = fp8 && !a->fp8_fast_accum;
+    const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
+    int shape = hk_gemm_forced_shape(split);
+    if (shape >= 0 && hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape) &&
+        (!promote || HK_GEMM_PROMOTE_FITS(hk_gemm_shapes[shape].bm, hk_gemm_shapes[shape].bn))) {
+        const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
+        const bool pooled = hk_gemm_pooled(sh);
+        const int64_t tiles = hk_gemm_cdiv(a->m, sh->bm) * hk_gemm_cdiv(a->n, sh->bn);
+        const int32_t most = sh->cluster == 2 ? 2 : pooled ? HK_GEMM_POOLED_MAX : 1;
+        if (*split < 1 || *split > most ||
+            (pooled && (tiles * *split > sms || (int64_t)hk_gemm_plan_bytes(a, shape, *split) > workspace)))
+            *split = 1;
+        return shape;
+    }
+    return hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, HK_GEMM_BOX_K / (int64_t)hk_dtype_size(a->a_type),
+                         promote, sms, workspace, split);
+}
+
+/* Workspace that lets this call take its fastest route (hk_gemm_workspace_size): the route given room enough. */
+static size_t hk_cuda_gemm_workspace(const hk_context *ctx, const void *args)
+{
+    const hk_gemm_args *a = args;
+    if (a->m == 0 || a->n == 0 || a->k == 0)
+        return 0;
+    int32_t split = 1;
+    const int shape = hk_gemm_plan(ctx, a, INT64_MAX, &split);
+    return hk_gemm_plan_bytes(a, shape, split);
+}
+
+/* A tag for this launch's tile counters (gemm.h params.tag): a counter word left by another launch reads as zero,
+ * so the caller's workspace needs no clearing. Successive launches get different tags (2^23 before one repeats). */
+static uint32_t hk_gemm_counter_tag(hk_context *ctx)
+{
+    const uint32_t n = atomic_fetch_add_explicit(&ctx->launch_tags, 1u, memory_order_relaxed);
+    return ((n * 2654435761u) & ~0x1ffu) | 0x100u;
+}
+
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 {
     const hk_gemm_args *a = args;
@@ -116,10 +171,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     /* fp8 without fast accumulation: the tensor cores sum one k-block, the kernel adds the k-blocks in fp32 */
     const int promote = fp8 && !a->fp8_fast_accum;
     int32_t split = 1;
-    int shape = hk_gemm_forced_shape(&split);
-    if (shape < 0 || !hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape) ||
-        (promote && !HK_GEMM_PROMOTE_FITS(hk_gemm_shapes[shape].bm, hk_gemm_shapes[shape].bn)))
-        shape = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, box_k, promote, sms, &split);
+    int shape = hk_gemm_plan(ctx, a, a->workspace ? (int64_t)a->workspace_size : 0, &split);
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
 
     /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
@@ -172,7 +224,12 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         map_d = map_t = map_a; /* unused */
     }
     const int64_t tiles_m = hk_gemm_cdiv(km, sh->bm), tiles_n = hk_gemm_cdiv(kn, sh->bn), tiles = tiles_m * tiles_n;
-    const int64_t ctas = sh->persist ? (tiles < sms ? tiles : sms) : sh->cluster * hk_gemm_cdiv(tiles * split, sh->cluster);
+    const int64_t units = tiles * split; /* a unit: one part of K of one tile */
+    const int64_t ctas = sh->persist ? (units < sms ? units : sms) : sh->cluster * hk_gemm_cdiv(units, sh->cluster);
+    if (split > 1 && hk_gemm_pooled(sh)) {
+        p.workspace = a->workspace;
+        p.tag = hk_gemm_counter_tag(ctx);
+    }
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
@@ -188,7 +245,7 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 320 to 96 wide or 192 x 96 "
                    "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, 64x64 with K split over a 2-CTA cluster (DSMEM reduction) for long K, when tiles "
-                   "are few; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
+                   "are few, or in up to 8 parts added in the caller's workspace when tiles are fewer still; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32 (without "
                    "fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three consumer warpgroups "
                    "or tiles up to 192 wide, the next k-block in flight on tiles up to 128 wide); a, b 16-byte "
@@ -197,5 +254,6 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,
     .run = hk_cuda_gemm_run,
-    .workspace = NULL,
+    .workspace = hk_cuda_gemm_workspace,
+    .workspace_optional = true,
 };

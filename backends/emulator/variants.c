@@ -27,7 +27,7 @@ static hk_status emu_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream
         return hk_cdna_supports(ctx, OP, SCHED, args, why, why_size);                                          \
     }                                                                                                          \
     static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, SCHED, args, emu_exec); } \
-    static const hk_variant var = {OP, vname, desc, HK_BACKEND_EMULATOR, "gfx942 gfx950", var##_supports, var##_run, ws};
+    static const hk_variant var = {OP, vname, desc, HK_BACKEND_EMULATOR, "gfx942 gfx950", var##_supports, var##_run, ws, false};
 
 HK_EMU_VARIANT(emu_rotary, HK_OP_ROTARY, 0, "emulator.rotary", "hip.rotary's kernel under the wave emulator", NULL)
 HK_EMU_VARIANT(emu_ln, HK_OP_LN_FUSED, 0, "emulator.ln_fused", "hip.ln_fused's kernels under the wave emulator", NULL)

@@ -13,7 +13,7 @@ static hk_status hip_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream
         return hk_cdna_supports(ctx, OP, SCHED, args, why, why_size);                                          \
     }                                                                                                          \
     static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, SCHED, args, hip_exec); } \
-    static const hk_variant var = {OP, vname, desc, HK_BACKEND_HIP, "gfx942 gfx950", var##_supports, var##_run, ws};
+    static const hk_variant var = {OP, vname, desc, HK_BACKEND_HIP, "gfx942 gfx950", var##_supports, var##_run, ws, false};
 
 HK_HIP_VARIANT(hip_rotary, HK_OP_ROTARY, 0, "hip.rotary",
                "one thread per 16-byte unit of rotated pairs (element-wise when unaligned); HALF/INTERLEAVED, "

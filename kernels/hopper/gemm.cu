@@ -11,9 +11,11 @@
  * stages each warpgroup's accumulator through shared memory into TMA stores (clipped to m x n by the hardware)
  * when D's layout allows, else it stores straight from registers with masks.
  *
- * Work per CTA: persistent shapes walk tiles in an L2-friendly grouped order; the others take one tile, and
- * in clusters of two with params.split = 2 the two CTAs each take half of K and add their partial accumulators
- * through distributed shared memory before one epilogue per column slice. Swapped shapes compute D^T = B^T
+ * Work per CTA: units of work are a part of K of a tile (params.split parts per tile, 1 without split).
+ * Persistent shapes walk units in an L2-friendly grouped tile order; the others take one unit. In clusters of
+ * two with params.split = 2 the two CTAs each take half of K and add their partial accumulators through
+ * distributed shared memory before one epilogue per column slice; other shapes with split > 1 (pooled, one
+ * unit per CTA) park partial tiles in the caller's workspace, and the last part of a tile to finish adds them. Swapped shapes compute D^T = B^T
  * A^T (the host passes the operands and m/n exchanged) and write D transposed: persistent ones through
  * transposed staging and TMA stores, the one-tile skinny ones from registers.
  *
@@ -252,6 +254,71 @@ __device__ __forceinline__ void gemm_splitk_reduce(accum_64xN<BN> &acc, uint8_t 
     cluster_sync(); /* the peer has read this CTA's slices */
 }
 
+/* A tile's K split through the workspace (pooled): every part parks its partial accumulator in the tile's slot
+ * for that part, in fragment order (each thread's float4s THREADS apart: coalesced), and counts itself in at the
+ * tile's counter; the part that comes last pulls the other slots into its idle stage ring (RING bytes; TMA bulk
+ * copies, as many slots at a time as fit) and adds them in part order, its own from registers, so the sum does
+ * not depend on timing. Returns whether this CTA finishes the tile. All consumer threads call it; `verdict` is a
+ * word and `bar` an mbarrier (one arrival) of shared memory, `phase` that barrier's parity. The ring must hold no
+ * stage in flight: one unit per CTA. */
+template <int BN, int THREADS, uint32_t RING>
+__device__ __forceinline__ bool gemm_pooled_reduce(accum_64xN<BN> &acc, const gemm_params &p, int tile, int part, bool live,
+                                                   uint8_t *ring, uint32_t &verdict, barrier &bar, uint32_t &phase)
+{
+    using acc_t = accum_64xN<BN>;
+    constexpr int vecs = acc_t::regs / 4;
+    constexpr uint32_t bar_id = 1 + THREADS / 128; /* past the epilogue's barriers, one per consumer warpgroup */
+    constexpr uint32_t slot_bytes = THREADS * acc_t::regs * 4;
+    constexpr int room = RING / slot_bytes;
+    static_assert(room >= 1, "a slot fits the ring");
+    const int ct = thread() - 128;
+    uint8_t *ws = static_cast<uint8_t *>(p.workspace);
+    uint8_t *slots = ws + HK_GEMM_COUNTER_BYTES + (int64_t)tile * p.split * slot_bytes;
+    if (live) {
+        float *mine = reinterpret_cast<float *>(slots + (int64_t)part * slot_bytes) + ct * 4;
+#pragma unroll
+        for (int i = 0; i < vecs; ++i)
+            store_vec(mine + i * THREADS * 4,
+                      vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}}, cache_global());
+    }
+    grid_fence();
+    named_barrier_sync(bar_id, THREADS);
+    if (ct == 0) verdict = grid_counter_arrive(reinterpret_cast<uint32_t *>(ws) + tile, p.tag, p.split);
+    named_barrier_sync(bar_id, THREADS);
+    if (!verdict) return false;
+    acc_t sum;
+    sum.zero();
+    for (int s0 = 0; s0 < p.split; s0 += room) {
+        const int s1 = min(p.split, s0 + room);
+        if (ct == 0) {
+            fence_proxy_async_global();
+            bar.arrive_expect_tx((s1 - s0 - (part >= s0 && part < s1)) * slot_bytes);
+            for (int s = s0; s < s1; ++s)
+                if (s != part) bulk_load(ring + (s - s0) * slot_bytes, slots + (int64_t)s * slot_bytes, slot_bytes, bar);
+        }
+        bar.wait(phase);
+        phase ^= 1;
+        if (live) {
+            for (int s = s0; s < s1; ++s) {
+                if (s == part) {
+                    sum.add(acc);
+                    continue;
+                }
+                const float *src = reinterpret_cast<const float *>(ring + (s - s0) * slot_bytes) + ct * 4;
+#pragma unroll
+                for (int i = 0; i < vecs; ++i) {
+                    const vec<float, 4> v = load_vec<4>(src + i * THREADS * 4);
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) sum.v[4 * i + j] += v.v[j];
+                }
+            }
+        }
+        named_barrier_sync(bar_id, THREADS); /* the ring is read before the next slots land */
+    }
+    acc = sum;
+    return true;
+}
+
 /* T: input element (bf16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
  * S: launch shape (gemm.h). */
 template <class T, class TO, bool A_MN, bool B_MN, class S>
@@ -270,7 +337,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
-    __shared__ barrier full[stages], empty[stages];
+    __shared__ barrier full[stages], empty[stages], pooled_bar;
 
     const int wg = warpgroup_index();
     if (thread() == 0) {
@@ -278,6 +345,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             full[s].init(1);
             empty[s].init(4 * S::consumers); /* lane 0 of each consumer warp */
         }
+        pooled_bar.init(1);
         fence_barrier_init();
         /* the maps are kernel parameters, not data an earlier kernel writes: fetched before the dependency wait */
         tma_prefetch_map(map_a);
@@ -296,26 +364,28 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, count = tiles_m * tiles_n;
     const int kblocks = (p.k + bk - 1) / bk;
-    /* This CTA's tiles: first, first + step, ... below count, each over k-blocks [kb0, kb1) */
-    int first = block_x(), step = grid_dim_x(), split = 1, part = 0;
-    uint32_t rank = 0;
-    if constexpr (S::cluster == 2) {
-        rank = cluster_ctarank();
-        split = p.split;
-        part = rank % split;
-        first = block_x() / 2 * (2 / split) + rank / split;
-    }
-    if constexpr (!S::persist) step = count;
-    const int kb0 = part * kblocks / split, kb1 = (part + 1) * kblocks / split;
+    /* Work units: unit u is part u % split of K (k-blocks [kb0, kb1)) of tile u / split. The persistent shapes
+     * walk units grid-strided; the others take one each, the block's index, so that a cluster's two CTAs share a
+     * tile when split is 2. The parts meet in distributed shared memory (clusters) or the workspace (pooled). */
+    const int split = p.split, units = count * split;
+    const int first = block_x(), step = S::persist ? grid_dim_x() : units;
+    constexpr bool can_pool = HK_GEMM_POOLED_FITS(bm, bn, S::cluster, S::swap);
+    const bool pooled = can_pool && split > 1;
+    auto unit_of = [&](int u, int &tm, int &tn, int &part, int &kb0, int &kb1) {
+        gemm_tile(u / split, tiles_m, tiles_n, p.group_m, tm, tn);
+        part = u % split;
+        kb0 = part * kblocks / split;
+        kb1 = (part + 1) * kblocks / split;
+    };
 
     if (wg == 0) { /* producer */
         if constexpr (S::producer_regs > 0) warpgroup_reg_dealloc<S::producer_regs>();
         if (thread() == 0) {
             int s = 0;
             uint32_t phase = 0;
-            for (int t = first; t < count; t += step) {
-                int tm, tn;
-                gemm_tile(t, tiles_m, tiles_n, p.group_m, tm, tn);
+            for (int u = first; u < units; u += step) {
+                int tm, tn, part, kb0, kb1;
+                unit_of(u, tm, tn, part, kb0, kb1);
                 for (int kb = kb0; kb < kb1; ++kb) {
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
@@ -366,13 +436,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto release = [&](int st) {
         if (arriver) empty[st].arrive();
     };
+    __shared__ uint32_t pooled_verdict;
+    uint32_t pooled_phase = 0;
     acc_t acc;
     int s = 0;
     uint32_t phase = 0;
-    int tm = 0, tn = 0;
+    int tm = 0, tn = 0, part = 0;
     bool live = false;
-    for (int t = first; t < count; t += step) {
-        gemm_tile(t, tiles_m, tiles_n, p.group_m, tm, tn);
+    for (int u = first; u < units; u += step) {
+        int kb0, kb1;
+        unit_of(u, tm, tn, part, kb0, kb1);
         live = tm * bm + slab * 64 < p.m;
         if (!live) { /* rows past m: pass the stages through */
             for (int kb = kb0; kb < kb1; ++kb) {
@@ -380,95 +453,104 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 release(s);
                 if (++s == stages) { s = 0; phase ^= 1; }
             }
-            continue;
+            if (!pooled) continue;
         }
-        acc.zero();
-        int prev = -1;
-        if (promote) {
-            /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
-             * their own precision, the consumer adds it in fp32 once it is done */
-            auto issue = [&](acc_t &part) { /* part = the next k-block's product; returns its stage */
-                full[s].wait(phase);
-                const uint8_t *sa = smem + s * S::stage_bytes;
-                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(part, sa + slab * 8192, sa + S::a_bytes, true);
-                const int used = s;
-                if (++s == stages) { s = 0; phase ^= 1; }
-                return used;
-            };
-            auto retire = [&](acc_t &part, int st) { /* after the wait that covers part's k-block */
-                reg_fence(part.v);
-                release(st);
-                acc.add(part);
-            };
-            if constexpr (promote_in_flight) {
-                /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
-                acc_t pa, pb;
-                if (kb0 < kb1) {
-                    int st_a = issue(pa), st_b, kb = kb0 + 1;
-                    for (; kb + 1 < kb1; kb += 2) {
-                        st_b = issue(pb);
-                        wgmma_wait<1>();
-                        retire(pa, st_a);
-                        st_a = issue(pa);
-                        wgmma_wait<1>();
-                        retire(pb, st_b);
+        if (live) {
+            acc.zero();
+            int prev = -1;
+            if (promote) {
+                /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
+                 * their own precision, the consumer adds it in fp32 once it is done */
+                auto issue = [&](acc_t &prod) { /* prod = the next k-block's product; returns its stage */
+                    full[s].wait(phase);
+                    const uint8_t *sa = smem + s * S::stage_bytes;
+                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(prod, sa + slab * 8192, sa + S::a_bytes, true);
+                    const int used = s;
+                    if (++s == stages) { s = 0; phase ^= 1; }
+                    return used;
+                };
+                auto retire = [&](acc_t &prod, int st) { /* after the wait that covers prod's k-block */
+                    reg_fence(prod.v);
+                    release(st);
+                    acc.add(prod);
+                };
+                if constexpr (promote_in_flight) {
+                    /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
+                    acc_t pa, pb;
+                    if (kb0 < kb1) {
+                        int st_a = issue(pa), st_b, kb = kb0 + 1;
+                        for (; kb + 1 < kb1; kb += 2) {
+                            st_b = issue(pb);
+                            wgmma_wait<1>();
+                            retire(pa, st_a);
+                            st_a = issue(pa);
+                            wgmma_wait<1>();
+                            retire(pb, st_b);
+                        }
+                        if (kb < kb1) {
+                            st_b = issue(pb);
+                            wgmma_wait<1>();
+                            retire(pa, st_a);
+                            wgmma_wait<0>();
+                            retire(pb, st_b);
+                        } else {
+                            wgmma_wait<0>();
+                            retire(pa, st_a);
+                        }
                     }
-                    if (kb < kb1) {
-                        st_b = issue(pb);
-                        wgmma_wait<1>();
-                        retire(pa, st_a);
+                } else {
+                    for (int kb = kb0; kb < kb1; ++kb) {
+                        acc_t prod;
+                        const int st = issue(prod);
                         wgmma_wait<0>();
-                        retire(pb, st_b);
-                    } else {
-                        wgmma_wait<0>();
-                        retire(pa, st_a);
+                        retire(prod, st);
                     }
                 }
             } else {
                 for (int kb = kb0; kb < kb1; ++kb) {
-                    acc_t part;
-                    const int st = issue(part);
-                    wgmma_wait<0>();
-                    retire(part, st);
+                    full[s].wait(phase);
+                    const uint8_t *sa = smem + s * S::stage_bytes;
+                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
+                    wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
+                    if (prev >= 0) release(prev);
+                    prev = s;
+                    if (++s == stages) { s = 0; phase ^= 1; }
                 }
-            }
-        } else {
-            for (int kb = kb0; kb < kb1; ++kb) {
-                full[s].wait(phase);
-                const uint8_t *sa = smem + s * S::stage_bytes;
-                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
-                wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
+                wgmma_wait<0>();
+                reg_fence(acc.v);
                 if (prev >= 0) release(prev);
-                prev = s;
-                if (++s == stages) { s = 0; phase ^= 1; }
             }
-            wgmma_wait<0>();
-            reg_fence(acc.v);
-            if (prev >= 0) release(prev);
         }
-        if constexpr (S::persist) {
-            if (!p.tma_store)
-                gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
-            else if constexpr (S::swap)
-                gemm_epilogue_tma_t<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
-            else
-                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+        if constexpr (can_pool) {
+            if (pooled && !gemm_pooled_reduce<bn, 128 * S::consumers, stages * S::stage_bytes>(
+                              acc, p, u / split, part, live, smem, pooled_verdict, pooled_bar, pooled_phase))
+                continue; /* another part finishes the tile */
+        }
+        if constexpr (S::persist || can_pool) {
+            if (live && (S::persist || pooled)) {
+                if (!p.tma_store)
+                    gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+                else if constexpr (S::swap)
+                    gemm_epilogue_tma_t<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
+                else
+                    gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+            }
         }
     }
     if constexpr (!S::persist) {
-        /* split K: the two CTAs of the tile each finish one half of its columns */
+        /* split K in a cluster: the two CTAs of the tile each finish one half of its columns */
         int r0 = 0, r1 = acc_t::regs;
         if constexpr (S::cluster == 2) {
             if (split > 1) {
                 r0 = part * (acc_t::regs / 2);
                 r1 = r0 + acc_t::regs / 2;
-                gemm_splitk_reduce<bn, 128 * S::consumers>(acc, smem, live, rank ^ 1, r0, r1);
+                gemm_splitk_reduce<bn, 128 * S::consumers>(acc, smem, live, cluster_ctarank() ^ 1, r0, r1);
             }
         }
         /* TMA stores move 128-byte column chunks: a slice narrower than one (SK64, 2-byte D) stores from
          * registers */
         constexpr int chunk_regs = 64 / (int)sizeof(TO);
-        if (live) {
+        if (live && !pooled) {
             if constexpr (S::swap)
                 gemm_epilogue<TO, true, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
             else if (p.tma_store && (r1 - r0) % chunk_regs == 0)

@@ -78,7 +78,8 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
  * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
  * with fp32 accumulation, whose widths have costs of their own (M192N128 and P128 cheapest, bench/NOTES.md
- * ninth session); *split: CTAs sharing a tile's K. */
+ * ninth session); workspace_bytes: the caller's workspace, for a pooled K split (below); *split: CTAs sharing a
+ * tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
@@ -87,8 +88,19 @@ static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / 
  * or two consumers), the next k-block's product is in flight while one is added (gemm.cu). */
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
+/* K split through the workspace (pooled): parts of a tile on separate CTAs park their fp32 partial tiles there and
+ * the last to finish adds them. Shapes without cluster of one or two consumers, each holding one accumulator of
+ * at most 128 columns, so that the sum's second one fits beside it (P128, P96, M64, M64N64); not swapped. */
+#define HK_GEMM_POOLED_FITS(bm, bn, cluster, swap) ((bm) <= 128 && (bn) <= 128 && (cluster) == 1 && !(swap))
+#define HK_GEMM_POOLED_MAX 16
+#define HK_GEMM_COUNTER_BYTES 4096 /* one 32-bit counter per tile; pooled splits run one unit per CTA, one round */
+static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t bm, int64_t bn)
+{
+    return split > 1 ? HK_GEMM_COUNTER_BYTES + tiles * split * bm * bn * 4 : 0;
+}
+
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
-                                int64_t sms, int32_t *split)
+                                int64_t sms, int64_t workspace_bytes, int32_t *split)
 {
 #define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bn,
 #define HK_GEMM_SHAPE_BM(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bm,
@@ -148,6 +160,20 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             }
         }
     }
+    if (best == HK_GEMM_SK64 && workspace_bytes > 0 && 8 * tiles64x64 <= sms) {
+        /* Pooled K split (the caller's workspace) where SK64's halves would keep at most a quarter of the SMs busy:
+         * 64 x 64 tiles with K in up to 8 parts over three quarters of the SMs, each part at least 8 k-blocks
+         * (128x512x16384, 256x256x16384: 0.45-0.60 -> 0.64-0.71 of cuBLAS). With more tiles SK64 measured as fast
+         * or faster, and so did 64 x 128 or 128 x 128 tiles split the same way (bench/NOTES.md, tenth session). */
+        int64_t parts = 3 * sms / 4 / tiles64x64;
+        parts = parts < 8 ? parts : 8;
+        while (parts > 2 && kblocks < 8 * parts)
+            --parts;
+        if (parts > 2 && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
+            best = HK_GEMM_M64N64;
+            *split = (int32_t)parts;
+        }
+    }
     return best;
 #undef HK_GEMM_SHAPE_BN
 #undef HK_GEMM_SHAPE_BM
@@ -192,7 +218,9 @@ typedef struct hk_gemm_params {
     int32_t tma_store; /* D meets TMA rules (16-byte aligned base and row pitch): store through map_d (and the
                         * tile columns past the last whole 128-byte chunk through map_t), else from registers */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
-    int32_t split;     /* kernels in clusters of 2: CTAs per tile splitting K (1 or 2); others ignore it */
+    int32_t split;     /* CTAs per tile splitting K: in clusters of 2, 1 or 2 (the halves meet in distributed shared
+                        * memory); other shapes where HK_GEMM_POOLED_FITS, 1 to HK_GEMM_POOLED_MAX (the parts meet in
+                        * the workspace) */
     int32_t promote;   /* e4m3 on HK_GEMM_PROMOTE_FITS shapes: each k-block's product (tensor-core fp8 accumulation)
                         * is added to the fp32 accumulator by the consumer; 0: the tensor cores accumulate all of K */
     void *d;
@@ -200,6 +228,8 @@ typedef struct hk_gemm_params {
     int64_t ldd, ldc;
     float alpha;       /* alpha * scale_a * scale_b */
     float beta;
+    uint32_t tag;      /* split through the workspace: this call's counter tag (non-zero, low 8 bits clear) */
+    void *workspace;   /* HK_GEMM_COUNTER_BYTES of tile counters, then a slot of bm x bn floats per part per tile */
 } hk_gemm_params;
 
 #endif

@@ -12,6 +12,7 @@ namespace hk {
 /* Cache hints, passed as a tag after the pointer. */
 struct cache_stream {};   /* touched once: evict first from L1 and L2 (ld/st .cs); coherent, so in-place is safe */
 struct cache_constant {}; /* never written while the kernel runs (tables, weights): non-coherent path, L1-cached */
+struct cache_global {};   /* exchanged between CTAs of a grid: L2 only (ld/st .cg), never a stale L1 line */
 
 namespace detail {
 template <int Bytes> struct raw_of;
@@ -32,6 +33,15 @@ template <int N, typename T> HK_DEV vec<T, N> load_vec(const T *p, cache_constan
 {
     detail::raw_t<T, N> r = __ldg(reinterpret_cast<const detail::raw_t<T, N> *>(p));
     return *reinterpret_cast<const vec<T, N> *>(&r);
+}
+template <int N, typename T> HK_DEV vec<T, N> load_vec(const T *p, cache_global)
+{
+    detail::raw_t<T, N> r = __ldcg(reinterpret_cast<const detail::raw_t<T, N> *>(p));
+    return *reinterpret_cast<const vec<T, N> *>(&r);
+}
+template <typename T, int N> HK_DEV void store_vec(T *p, const vec<T, N> &v, cache_global)
+{
+    __stcg(reinterpret_cast<detail::raw_t<T, N> *>(p), *reinterpret_cast<const detail::raw_t<T, N> *>(&v));
 }
 template <typename T, int N> HK_DEV void store_vec(T *p, const vec<T, N> &v, cache_stream)
 {
