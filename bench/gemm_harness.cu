@@ -43,7 +43,7 @@ typedef void (*kern_t)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, gemm_
  * [layout nn, nt, tn, tt][out bf16, f32, f16] and e4m3 nt [bf16, f32]; nullptr where not built. */
 struct shape_info {
     const char *name;
-    int bm, bn, cluster, persist, swap;
+    int bm, bn, cluster, persist, swap, pool;
     unsigned smem;
     kern_t bf16[4][3], e4m3[2];
 };
@@ -64,8 +64,8 @@ struct shape_info {
 #define HK_FP8_10 HK_FP8_SHAPE
 #define HK_FP8_12(suffix) {}
 #define HK_FP8_04 HK_FP8_SHAPE
-#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                          \
-    {#id, bm, bn, cluster, persist, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)),      \
+#define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                          \
+    {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)), \
      HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix)},
 /* experiments: X(id, bm, bn, stages, cluster, swap), one tile per CTA; none at present (bench/NOTES.md lists
  * those measured and dropped) */
@@ -75,7 +75,7 @@ struct shape_info {
     HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
 HK_EXPERIMENTS(HK_EXP_KERNEL)
 #define HK_EXP(id, bm, bn, stages, cluster, swap)                                                                 \
-    {#id, bm, bn, cluster, 0, swap, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(0, swap)), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
+    {#id, bm, bn, cluster, 0, swap, 0, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(0, swap)), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
 static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
 #define HK_ID(id, ...) id,
 enum shape_id { HK_GEMM_SHAPES(HK_ID) HK_EXPERIMENTS(HK_ID) NSHAPES };
@@ -101,7 +101,7 @@ static bool in_list(const char *list, const std::string &name)
 {
     return strstr((std::string(",") + list + ",").c_str(), ("," + name + ",").c_str()) != nullptr;
 }
-static bool pooled_fits(const shape_info &s) { return HK_GEMM_POOLED_FITS(s.bm, s.bn, s.cluster, s.swap); }
+static bool pooled_fits(const shape_info &s) { return s.pool != 0; }
 static std::string cfg_name(const cfg_t &c)
 {
     const shape_info &s = all_shapes[c.shape];
@@ -439,10 +439,10 @@ static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int
  * and with PDL captured into a graph: all three must give the same bits (the kernels are deterministic), so a
  * wait placed after any global access would show. D doubles as the next A: n == k, and m == n too when
  * trans_a. */
-static void chain_check(int m, int n, int k, bool ta, bool tb, int steps)
+static void chain_check(int m, int n, int k, bool ta, bool tb, int steps, const cfg_t *forced = nullptr)
 {
     if (n != k || (ta && m != n)) { printf("chain %dx%dx%d: not chainable\n", m, n, k); ++failures; return; }
-    const cfg_t c = default_cfg(m, n, k, ta, BF16, tb);
+    const cfg_t c = forced ? *forced : default_cfg(m, n, k, ta, BF16, tb);
     const size_t xe = (size_t)m * k;
     void *x[2], *w;
     CK(cudaMalloc(&x[0], xe * 2));
@@ -681,8 +681,10 @@ int main(int argc, char **argv)
             continue;
         modes.push_back({sh, 1, 8, 0});
         if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
-        if (pooled_fits(all_shapes[sh])) modes.push_back({sh, 3, 8, 0}); /* K in uneven thirds through the workspace */
-        if (sh == M64N64) modes.push_back({sh, HK_GEMM_POOLED_MAX, 8, 0}); /* more parts than some cases' k-blocks */
+        if (pooled_fits(all_shapes[sh])) { /* K in uneven thirds through the workspace; more parts than k-blocks */
+            modes.push_back({sh, 3, 8, 0});
+            modes.push_back({sh, HK_GEMM_POOLED_MAX, 8, 0});
+        }
     }
     if (!bench_only) {
         const int shapes[][3] = {{128, 256, 64}, {1000, 1500, 776}, {257, 263, 520}, {77, 1030, 4104}, {3, 5, 8},
@@ -750,7 +752,9 @@ int main(int argc, char **argv)
         chain_check(128, 2048, 2048, false, true, 20);                                  /* SK64, K split over a cluster */
         chain_check(16, 4096, 4096, false, true, 20);                                   /* SW16, split 2 */
         chain_check(48, 2048, 2048, false, false, 20);                                  /* SW64 nn */
-        chain_check(256, 1024, 1024, false, true, 20); /* K split through the workspace, reused call after call */
+        const cfg_t pk64{PK64, 8, 8, 0}; /* K split through the workspace, reused call after call (forced: the route
+                                          * takes it for long k only, which a chain's n = k cannot have over few tiles) */
+        chain_check(64, 512, 512, false, true, 20, &pk64);
     }
     if (quick) { printf("%d failures\n", failures); return failures != 0; }
 

@@ -13,11 +13,11 @@
 /* Launch shapes of gemm.h, indexed by HK_GEMM_<id>. */
 typedef struct hk_gemm_shape {
     const char *name, *suffix;
-    int bm, bn, cluster, persist, swap, lay;
+    int bm, bn, cluster, persist, swap, lay, pool;
     unsigned smem;
 } hk_gemm_shape;
-#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                              \
-    {#id, #suffix, bm, bn, cluster, persist, swap, lay, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap))},
+#define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                              \
+    {#id, #suffix, bm, bn, cluster, persist, swap, lay, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap))},
 static const hk_gemm_shape hk_gemm_shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_INFO)};
 #undef HK_GEMM_SHAPE_INFO
 
@@ -41,7 +41,7 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
     return (!s->swap || !trans_a) && (s->lay != 1 || trans_b) && (s->lay != 3 || trans_b || trans_a);
 }
 
-/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, m64n64:8)
+/* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, pk64:8)
  * forces the launch shape and K split (bench/gemm_bench.py --sweep); a shape not built for the problem's types is
  * ignored, a split the shape cannot take (or, pooled, the workspace cannot hold) is 1. */
 static int hk_gemm_forced_shape(int32_t *split)
@@ -103,7 +103,7 @@ static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void
                : hk_cuda_tensor_map_2d(map, type, p, k, mn, ld * esize, box_k, HK_GEMM_KMAJOR_BOX_ROWS(rows), true);
 }
 
-static bool hk_gemm_pooled(const hk_gemm_shape *sh) { return HK_GEMM_POOLED_FITS(sh->bm, sh->bn, sh->cluster, sh->swap); }
+static bool hk_gemm_pooled(const hk_gemm_shape *sh) { return sh->pool != 0; }
 
 /* Workspace bytes of a launch: the pooled split's counters and slots, 0 for none. */
 static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split)

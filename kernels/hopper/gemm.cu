@@ -35,9 +35,9 @@ namespace hk::hopper {
 using gemm_params = hk_gemm_params;
 
 /* A launch shape of gemm.h, and the shared-memory layout it implies (A and B stages of 128-byte rows). */
-template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> struct gemm_shape {
+template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool POOL = false> struct gemm_shape {
     static constexpr int bm = BM, bn = BN, stages = STAGES, cluster = CLUSTER;
-    static constexpr bool persist = PERSIST, swap = SWAP;
+    static constexpr bool persist = PERSIST, swap = SWAP, pool = POOL;
     static constexpr bool reg_store = HK_GEMM_REG_STORE(PERSIST, SWAP);
     static constexpr int consumers = BM / 64, threads = HK_GEMM_THREADS(BM);
     /* setmaxnreg budgets out of 64 Ki registers (0: keep the launch's): two consumers 232 beside a producer of 40;
@@ -51,9 +51,11 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP> stru
     static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, reg_store);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
     static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
+    static_assert(!POOL || (CLUSTER == 1 && !PERSIST && !SWAP && BM <= 128 && BN <= 128),
+                  "pooled: one unit per CTA, and room for the sum's second accumulator");
 };
-#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                \
-    using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap>;
+#define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                \
+    using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap, pool>;
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
@@ -345,7 +347,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             full[s].init(1);
             empty[s].init(4 * S::consumers); /* lane 0 of each consumer warp */
         }
-        pooled_bar.init(1);
+        if constexpr (S::pool) pooled_bar.init(1);
         fence_barrier_init();
         /* the maps are kernel parameters, not data an earlier kernel writes: fetched before the dependency wait */
         tma_prefetch_map(map_a);
@@ -367,11 +369,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     /* Work units: unit u is part u % split of K (k-blocks [kb0, kb1)) of tile u / split. The persistent shapes
      * walk units grid-strided; the others take one each, the block's index, so that a cluster's two CTAs share a
      * tile when split is 2. The parts meet in distributed shared memory (clusters) or the workspace (pooled). */
-    const int split = p.split, units = count * split;
+    constexpr bool can_pool = S::pool;
+    const int split = S::cluster == 2 || can_pool ? p.split : 1, units = count * split;
     const int first = block_x(), step = S::persist ? grid_dim_x() : units;
-    constexpr bool can_pool = HK_GEMM_POOLED_FITS(bm, bn, S::cluster, S::swap);
     const bool pooled = can_pool && split > 1;
     auto unit_of = [&](int u, int &tm, int &tn, int &part, int &kb0, int &kb1) {
+        if (split == 1) { /* no divisions on the unsplit path: they delay the first load of small problems */
+            gemm_tile(u, tiles_m, tiles_n, p.group_m, tm, tn);
+            part = kb0 = 0;
+            kb1 = kblocks;
+            return;
+        }
         gemm_tile(u / split, tiles_m, tiles_n, p.group_m, tm, tn);
         part = u % split;
         kb0 = part * kblocks / split;
@@ -585,35 +593,35 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     HK_GEMM_KERNEL(hk_gemm_sm90_e4m3_nt_f32##suffix, __nv_fp8_e4m3, float, false, false, S, attr)
 /* (trans_a, trans_b) -> kernel operand layouts: A_MN = trans_a, B_MN = !trans_b; swapped: A_MN = !trans_b,
  * B_MN = trans_a (trans_a = 0 only) */
-#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                     \
+#define HK_GEMM_PLAIN(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                     \
     HK_GEMM_OUT3(nn, false, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                    \
-    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)
+    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)
 /* the layouts with K-major B (trans_b 1) only */
-#define HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                  \
+#define HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                  \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_OUT3(tt, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
-#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                   \
+#define HK_GEMM_SWAPPED(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                   \
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                   \
     HK_GEMM_OUT3(nt, false, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)                  \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 /* K-major B, and tn (its N-contiguous B in 32-column boxes under the 64-byte swizzle) */
-#define HK_GEMM_KMAJOR_B_TN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                               \
-    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                      \
+#define HK_GEMM_KMAJOR_B_TN(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                               \
+    HK_GEMM_KMAJOR_B(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                      \
     HK_GEMM_OUT3(tn, true, true, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 /* the swapped nn-only shapes */
-#define HK_GEMM_SWAPPED_NN(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                \
+#define HK_GEMM_SWAPPED_NN(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                \
     HK_GEMM_OUT3(nn, true, false, hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_ATTR_1
 #define HK_GEMM_ATTR_2 __cluster_dims__(2, 1, 1)
-#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                    \
-    HK_GEMM_FAMILY_##swap##lay(id, suffix, bm, bn, stages, cluster, persist, swap, lay)
+#define HK_GEMM_FAMILY(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                    \
+    HK_GEMM_FAMILY_##swap##lay(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)
 #define HK_GEMM_FAMILY_00 HK_GEMM_PLAIN
 #define HK_GEMM_FAMILY_01 HK_GEMM_KMAJOR_B
 #define HK_GEMM_FAMILY_03 HK_GEMM_KMAJOR_B_TN
 #define HK_GEMM_FAMILY_10 HK_GEMM_SWAPPED
 #define HK_GEMM_FAMILY_12 HK_GEMM_SWAPPED_NN
-#define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay)                                 \
+#define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                 \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)

@@ -15,7 +15,7 @@
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
  * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only, 3: K-major B, and tn, 4: e4m3 nt
- * only).
+ * only), K split through the caller's workspace (pooled).
  * An N-contiguous B comes in boxes of HK_GEMM_MN_BOX columns: 64 (128-byte swizzle), or 32 (64-byte swizzle) for
  * the 96-wide tiles, which serve tn that way (nn has the swapped T shapes). Other widths off the 64 grid are built
  * for K-major B only: whole 64-column boxes for a partial one cost 8-23% (bench/NOTES.md, "P320, M192N96").
@@ -34,6 +34,9 @@
  *        bench/NOTES.md, ninth session);
  *  M64, M64N64  one 64 x 128 or 64 x 64 tile per CTA, one consumer warpgroup, no cluster (a cluster launch
  *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles;
+ *  PK64  M64N64 with K in params.split parts, one per CTA, added through the caller's workspace (pooled): long K
+ *        over tiles too few for SK64's halves to fill the SMs. Kernels of their own: the pooled code in the
+ *        unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
@@ -42,29 +45,30 @@
  * Grid: persistent: min(tiles, SMs); others: cluster * ceil(tiles * split / cluster). Tiles count in the
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
-    X(P320, _n320, 128, 320, 3, 1, 1, 0, 0)                                                                     \
-    X(P256, , 128, 256, 4, 1, 1, 0, 0)                                                                          \
-    X(P208, _n208, 128, 208, 4, 1, 1, 0, 1)                                                                     \
-    X(P192, _n192, 128, 192, 4, 1, 1, 0, 0)                                                                     \
-    X(P168, _n168, 128, 168, 4, 1, 1, 0, 1)                                                                     \
-    X(P144, _n144, 128, 144, 4, 1, 1, 0, 1)                                                                     \
-    X(P128, _n128, 128, 128, 6, 1, 1, 0, 0)                                                                     \
-    X(P96, _n96, 128, 96, 6, 1, 1, 0, 3)                                                                        \
-    X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3)                                                                \
-    X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4)                                                             \
-    X(SK64, _sk64, 64, 64, 8, 2, 0, 0, 0)                                                                       \
-    X(M64, _m64, 64, 128, 8, 1, 0, 0, 0)                                                                        \
-    X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0)                                                                   \
-    X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0)                                                                      \
-    X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0)                                                                      \
-    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0)                                                                      \
-    X(T208, _t208, 128, 208, 4, 1, 1, 1, 2)                                                                     \
-    X(T168, _t168, 128, 168, 4, 1, 1, 1, 2)                                                                     \
-    X(T144, _t144, 128, 144, 4, 1, 1, 1, 2)                                                                     \
-    X(T96, _t96, 128, 96, 6, 1, 1, 1, 2)
+    X(P320, _n320, 128, 320, 3, 1, 1, 0, 0, 0)                                                                  \
+    X(P256, , 128, 256, 4, 1, 1, 0, 0, 0)                                                                       \
+    X(P208, _n208, 128, 208, 4, 1, 1, 0, 1, 0)                                                                  \
+    X(P192, _n192, 128, 192, 4, 1, 1, 0, 0, 0)                                                                  \
+    X(P168, _n168, 128, 168, 4, 1, 1, 0, 1, 0)                                                                  \
+    X(P144, _n144, 128, 144, 4, 1, 1, 0, 1, 0)                                                                  \
+    X(P128, _n128, 128, 128, 6, 1, 1, 0, 0, 0)                                                                  \
+    X(P96, _n96, 128, 96, 6, 1, 1, 0, 3, 0)                                                                     \
+    X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3, 0)                                                             \
+    X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4, 0)                                                          \
+    X(SK64, _sk64, 64, 64, 8, 2, 0, 0, 0, 0)                                                                    \
+    X(M64, _m64, 64, 128, 8, 1, 0, 0, 0, 0)                                                                     \
+    X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0, 0)                                                                \
+    X(PK64, _pk64, 64, 64, 8, 1, 0, 0, 0, 1)                                                                    \
+    X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0, 0)                                                                   \
+    X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0, 0)                                                                   \
+    X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0, 0)                                                                   \
+    X(T208, _t208, 128, 208, 4, 1, 1, 1, 2, 0)                                                                  \
+    X(T168, _t168, 128, 168, 4, 1, 1, 1, 2, 0)                                                                  \
+    X(T144, _t144, 128, 144, 4, 1, 1, 1, 2, 0)                                                                  \
+    X(T96, _t96, 128, 96, 6, 1, 1, 1, 2, 0)
 
 /* The shapes as indices, HK_GEMM_<id>, in table order. */
-#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, lay) HK_GEMM_##id,
+#define HK_GEMM_SHAPE_ID(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) HK_GEMM_##id,
 enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 #undef HK_GEMM_SHAPE_ID
 
@@ -88,10 +92,8 @@ static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / 
  * or two consumers), the next k-block's product is in flight while one is added (gemm.cu). */
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
-/* K split through the workspace (pooled): parts of a tile on separate CTAs park their fp32 partial tiles there and
- * the last to finish adds them. Shapes without cluster of one or two consumers, each holding one accumulator of
- * at most 128 columns, so that the sum's second one fits beside it (P128, P96, M64, M64N64); not swapped. */
-#define HK_GEMM_POOLED_FITS(bm, bn, cluster, swap) ((bm) <= 128 && (bn) <= 128 && (cluster) == 1 && !(swap))
+/* K split through the workspace (pooled shapes): parts of a tile on separate CTAs, one each, park their fp32
+ * partial tiles there and the last to finish adds them. */
 #define HK_GEMM_POOLED_MAX 16
 #define HK_GEMM_COUNTER_BYTES 4096 /* one 32-bit counter per tile; pooled splits run one unit per CTA, one round */
 static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t bm, int64_t bn)
@@ -102,9 +104,9 @@ static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
                                 int64_t sms, int64_t workspace_bytes, int32_t *split)
 {
-#define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bn,
-#define HK_GEMM_SHAPE_BM(id, suffix, bm, bn, stages, cluster, persist, swap, lay) bm,
-#define HK_GEMM_SHAPE_LAY(id, suffix, bm, bn, stages, cluster, persist, swap, lay) lay,
+#define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) bn,
+#define HK_GEMM_SHAPE_BM(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) bm,
+#define HK_GEMM_SHAPE_LAY(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) lay,
     static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, bm_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BM)};
     static const int16_t lay_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_LAY)};
     /* Persistent tiles and their time per tile element relative to 128 x 256 (per mille, fitted to multi-wave
@@ -170,7 +172,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         while (parts > 2 && kblocks < 8 * parts)
             --parts;
         if (parts > 2 && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
-            best = HK_GEMM_M64N64;
+            best = HK_GEMM_PK64;
             *split = (int32_t)parts;
         }
     }
@@ -219,8 +221,7 @@ typedef struct hk_gemm_params {
                         * tile columns past the last whole 128-byte chunk through map_t), else from registers */
     int32_t vec2;      /* else: D (and C) allow 2-element stores (even ld, even n, aligned pointers) */
     int32_t split;     /* CTAs per tile splitting K: in clusters of 2, 1 or 2 (the halves meet in distributed shared
-                        * memory); other shapes where HK_GEMM_POOLED_FITS, 1 to HK_GEMM_POOLED_MAX (the parts meet in
-                        * the workspace) */
+                        * memory); pooled shapes 1 to HK_GEMM_POOLED_MAX (the parts meet in the workspace); others 1 */
     int32_t promote;   /* e4m3 on HK_GEMM_PROMOTE_FITS shapes: each k-block's product (tensor-core fp8 accumulation)
                         * is added to the fp32 accumulator by the consumer; 0: the tensor cores accumulate all of K */
     void *d;
