@@ -208,7 +208,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
         const size_t need = hk_gemm_pooled_bytes(((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn), p.split, sh.bm, sh.bn);
         if (need > hk_ws_bytes) { fprintf(stderr, "%s: workspace of %zu bytes needed\n", cfg_name(c).c_str(), need); exit(1); }
         p.workspace = hk_ws;
-        p.tag = ((++hk_tags * 2654435761u) & ~0x1ffu) | 0x100u;
+        p.tag = hk_gemm_counter_tag(++hk_tags);
     }
     p.promote = c.promote && q.in == E4M3;
     static std::vector<kern_t> attr_done;

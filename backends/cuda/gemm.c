@@ -149,14 +149,6 @@ static size_t hk_cuda_gemm_workspace(const hk_context *ctx, const void *args)
     return hk_gemm_plan_bytes(a, shape, split);
 }
 
-/* A tag for this launch's tile counters (gemm.h params.tag): a counter word left by another launch reads as zero,
- * so the caller's workspace needs no clearing. Successive launches get different tags (2^23 before one repeats). */
-static uint32_t hk_gemm_counter_tag(hk_context *ctx)
-{
-    const uint32_t n = atomic_fetch_add_explicit(&ctx->launch_tags, 1u, memory_order_relaxed);
-    return ((n * 2654435761u) & ~0x1ffu) | 0x100u;
-}
-
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 {
     const hk_gemm_args *a = args;
@@ -228,7 +220,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     const int64_t ctas = sh->persist ? (units < sms ? units : sms) : sh->cluster * hk_gemm_cdiv(units, sh->cluster);
     if (split > 1 && hk_gemm_pooled(sh)) {
         p.workspace = a->workspace;
-        p.tag = hk_gemm_counter_tag(ctx);
+        p.tag = hk_gemm_counter_tag(atomic_fetch_add_explicit(&ctx->launch_tags, 1u, memory_order_relaxed));
     }
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
@@ -245,11 +237,11 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 320 to 96 wide or 192 x 96 "
                    "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, 64x64 with K split over a 2-CTA cluster (DSMEM reduction) for long K, when tiles "
-                   "are few, or in up to 8 parts added in the caller's workspace when tiles are fewer still; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
-                   "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32 (without "
-                   "fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three consumer warpgroups "
-                   "or tiles up to 192 wide, the next k-block in flight on tiles up to 128 wide); a, b 16-byte "
-                   "aligned rows",
+                   "are few, or in up to 8 parts added in the caller's workspace when tiles are fewer still; skinny M "
+                   "(<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> "
+                   "bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32 (without fp8_fast_accum: k-blocks of "
+                   "128 summed in fp32, in 192 x 128 tiles of three consumer warpgroups or tiles up to 192 wide, "
+                   "the next k-block in flight on tiles up to 128 wide); a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

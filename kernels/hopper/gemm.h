@@ -100,6 +100,9 @@ static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t
 {
     return split > 1 ? HK_GEMM_COUNTER_BYTES + tiles * split * bm * bn * 4 : 0;
 }
+/* params.tag of the n-th pooled launch: non-zero, low 8 bits clear (the counters' count), 2^23 launches apart
+ * before one repeats, so a counter word left by another launch reads as zero. */
+static inline uint32_t hk_gemm_counter_tag(uint32_t n) { return ((n * 2654435761u) & ~0x1ffu) | 0x100u; }
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
                                 int64_t sms, int64_t workspace_bytes, int32_t *split)
