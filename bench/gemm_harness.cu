@@ -67,15 +67,17 @@ struct shape_info {
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                          \
     {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)), \
      HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix)},
-/* experiments: X(id, bm, bn, stages, cluster, swap), one tile per CTA; none at present (bench/NOTES.md lists
- * those measured and dropped) */
+/* experiments: X(id, bm, bn, stages, cluster, swap, pool), one tile per CTA, bf16 nt -> bf16 and e4m3 nt -> bf16;
+ * none at present (bench/NOTES.md lists those measured and dropped) */
 #define HK_EXPERIMENTS(X)
-#define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap)                                                          \
-    using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap>;                             \
-    HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
+#define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap, pool)                                                    \
+    using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap, pool>;                       \
+    HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_GEMM_KERNEL(hk_gemm_x8_##id, __nv_fp8_e4m3, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
 HK_EXPERIMENTS(HK_EXP_KERNEL)
-#define HK_EXP(id, bm, bn, stages, cluster, swap)                                                                 \
-    {#id, bm, bn, cluster, 0, swap, 0, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(0, swap)), {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {}},
+#define HK_EXP(id, bm, bn, stages, cluster, swap, pool)                                                           \
+    {#id, bm, bn, cluster, 0, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(0, swap)),       \
+     {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {hk_gemm_x8_##id, nullptr}},
 static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
 #define HK_ID(id, ...) id,
 enum shape_id { HK_GEMM_SHAPES(HK_ID) HK_EXPERIMENTS(HK_ID) NSHAPES };
@@ -111,11 +113,9 @@ static std::string cfg_name(const cfg_t &c)
 }
 
 static int num_sms;
-/* The workspace of hk's pooled K splits (as a caller of hk_gemm passes one), and its counter tags (as
- * backends/cuda/gemm.c makes them) */
+/* The workspace of hk's pooled K splits (as a caller of hk_gemm passes one) */
 static void *hk_ws;
 static const size_t hk_ws_bytes = 64 << 20;
-static uint32_t hk_tags;
 /* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls) given hk_ws. */
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true, bool promote = false)
 {
@@ -175,6 +175,30 @@ struct problem {
     float alpha, beta;
 };
 
+/* One kernel of configuration c: plainly, or as the library launches (cfg pdl), so that it may start while the
+ * stream's previous kernel runs (gemm.cu waits); an error (also inside a capture) shows in the caller's
+ * cudaGetLastError or the capture's end. */
+template <class... P, class... A>
+static void launch(const cfg_t &c, void (*k)(P...), int grid, int block, unsigned smem, cudaStream_t st, const A &...args)
+{
+    if (!cfg_pdl(c)) {
+        k<<<grid, block, smem, st>>>(args...);
+        return;
+    }
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(grid);
+    lc.blockDim = dim3(block);
+    lc.dynamicSmemBytes = smem;
+    lc.stream = st;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&lc, k, args...);
+    if (e != cudaSuccess) fprintf(stderr, "cudaLaunchKernelEx %s: %s\n", cfg_name(c).c_str(), cudaGetErrorString(e));
+}
+
 /* Launches configuration c the way backends/cuda/gemm.c does; false when its kernel is not built. */
 static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
 {
@@ -208,7 +232,6 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
         const size_t need = hk_gemm_pooled_bytes(((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn), p.split, sh.bm, sh.bn);
         if (need > hk_ws_bytes) { fprintf(stderr, "%s: workspace of %zu bytes needed\n", cfg_name(c).c_str(), need); exit(1); }
         p.workspace = hk_ws;
-        p.tag = hk_gemm_counter_tag(++hk_tags);
     }
     p.promote = c.promote && q.in == E4M3;
     static std::vector<kern_t> attr_done;
@@ -219,24 +242,12 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
-    if (!cfg_pdl(c)) {
-        k<<<grid, HK_GEMM_THREADS(sh.bm), sh.smem, st>>>(ma, mb, md, mt, p);
-        return true;
+    launch(c, k, grid, HK_GEMM_THREADS(sh.bm), sh.smem, st, ma, mb, md, mt, p);
+    if (p.split > 1 && pooled_fits(sh)) { /* the sum kernel adds the parked parts and writes D */
+        auto sum = q.out == BF16 ? hk_gemm_sm90_pooled_sum_bf16 : q.out == F32 ? hk_gemm_sm90_pooled_sum_f32
+                                                                             : hk_gemm_sm90_pooled_sum_f16;
+        launch(c, sum, HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bn), 128, 0, st, p);
     }
-    /* as the library launches: the kernel may start while the stream's previous kernel runs (gemm.cu waits) */
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t lc = {};
-    lc.gridDim = dim3(grid);
-    lc.blockDim = dim3(HK_GEMM_THREADS(sh.bm));
-    lc.dynamicSmemBytes = sh.smem;
-    lc.stream = st;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
-    /* an error here (also inside a capture) shows in the caller's cudaGetLastError or the capture's end */
-    const cudaError_t e = cudaLaunchKernelEx(&lc, k, ma, mb, md, mt, p);
-    if (e != cudaSuccess) fprintf(stderr, "cudaLaunchKernelEx %s: %s\n", cfg_name(c).c_str(), cudaGetErrorString(e));
     return true;
 }
 
@@ -656,7 +667,7 @@ int main(int argc, char **argv)
     pdl_ab = pdl_env && !strcmp(pdl_env, "ab");
     if (!strcmp(what, "probe")) return 0;
     CK(cudaMalloc(&hk_ws, hk_ws_bytes));
-    CK(cudaMemset(hk_ws, 0xA5, hk_ws_bytes)); /* stale counters and slots: the tags must make them harmless */
+    CK(cudaMemset(hk_ws, 0xA5, hk_ws_bytes)); /* stale slots: every part's slot is written before the sum reads it */
     profiling = !strcmp(what, "profile");
     const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
 
@@ -852,6 +863,16 @@ int main(int argc, char **argv)
         row8(s[0], s[1], s[2], {});
     }
     row(16, 8192, 8192, {}, 20);
+    if (const char *extra = getenv("HK_BENCH_EXTRA")) /* e.g. "128x1024x2048,256x256x4096": more nt rows, all modes */
+        for (const char *item = extra; *item;) {
+            int m, n, k;
+            if (sscanf(item, "%dx%dx%d", &m, &n, &k) == 3) {
+                row(m, n, k, {}, calls_for(m, n, k));
+                row8(m, n, k, {});
+            }
+            const char *end = strchr(item, ',');
+            item = end ? end + 1 : item + strlen(item);
+        }
     for (int l = 0; l < 4; ++l) {
         if (l == 1) continue; /* nt above */
         /* nn: the plain widths the route took before the T shapes first, the T shapes after (not built for tn/tt) */

@@ -147,7 +147,6 @@ hk_status hk_context_create(const hk_context_options *opts, hk_context **out)
     ctx->magic = HK_CONTEXT_MAGIC;
     ctx->device_index = o.device_index;
     ctx->multiprocessors = ctx->xcds = 1;
-    atomic_init(&ctx->launch_tags, 0u);
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
         free(ctx);
         return hk_fail(HK_ERR_INTERNAL, "context_create: pthread_mutex_init failed");

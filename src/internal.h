@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,7 +103,6 @@ struct hk_context {
     /* names are copied: callers may build them in temporary buffers */
     struct { char kernel[HK_MAX_KERNEL_NAME]; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
     size_t function_count;
-    atomic_uint launch_tags; /* launches that tag their workspace (backends/cuda/gemm.c) */
 };
 
 struct hk_event {

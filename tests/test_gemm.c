@@ -203,7 +203,7 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
         th_op_status(c, hk_gemm_workspace_size(c->ctx, &args, &ws_bytes), "hk_gemm_workspace_size");
         if (c->kind == TH_GPU)
             th_expect(ws_bytes > 0, "a GPU context wants a workspace for long k over few tiles");
-        args.workspace = ws_bytes ? th_dev(c, ws_bytes) : NULL; /* 0xFF: stale counters must not count */
+        args.workspace = ws_bytes ? th_dev(c, ws_bytes) : NULL; /* 0xFF: stale slots must not leak into D */
         args.workspace_size = ws_bytes;
     }
     th_op_status(c, hk_gemm(c->ctx, &args), "hk_gemm");

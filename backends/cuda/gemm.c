@@ -105,7 +105,7 @@ static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void
 
 static bool hk_gemm_pooled(const hk_gemm_shape *sh) { return sh->pool != 0; }
 
-/* Workspace bytes of a launch: the pooled split's counters and slots, 0 for none. */
+/* Workspace bytes of a launch: the pooled split's slots, 0 for none. */
 static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split)
 {
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
@@ -218,17 +218,22 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     const int64_t tiles_m = hk_gemm_cdiv(km, sh->bm), tiles_n = hk_gemm_cdiv(kn, sh->bn), tiles = tiles_m * tiles_n;
     const int64_t units = tiles * split; /* a unit: one part of K of one tile */
     const int64_t ctas = sh->persist ? (units < sms ? units : sms) : sh->cluster * hk_gemm_cdiv(units, sh->cluster);
-    if (split > 1 && hk_gemm_pooled(sh)) {
+    const bool pooled = split > 1 && hk_gemm_pooled(sh);
+    if (pooled)
         p.workspace = a->workspace;
-        p.tag = hk_gemm_counter_tag(atomic_fetch_add_explicit(&ctx->launch_tags, 1u, memory_order_relaxed));
-    }
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
     const unsigned grid[3] = {(unsigned)ctas, 1, 1}, block[3] = {HK_GEMM_THREADS(sh->bm), 1, 1};
     void *params[] = {&map_a, &map_b, &map_d, &map_t, &p};
     /* every GEMM kernel waits for the previous kernel before touching memory (gemm.cu), so its setup may overlap it */
-    return hk_gpu_launch_dependent(ctx, kernel, grid, block, sh->smem, a->stream, params);
+    if ((st = hk_gpu_launch_dependent(ctx, kernel, grid, block, sh->smem, a->stream, params)) || !pooled)
+        return st;
+    /* the parts are parked: the sum kernel (which waits for them the same way) adds them and writes D */
+    hk_format(kernel, sizeof kernel, "hk_gemm_sm90_pooled_sum_%s", hk_gemm_out_name(a->d_type));
+    const unsigned sum_grid[3] = {(unsigned)HK_GEMM_POOLED_SUM_CTAS(tiles, sh->bn), 1, 1}, sum_block[3] = {128, 1, 1};
+    void *sum_params[] = {&p};
+    return hk_gpu_launch_dependent(ctx, kernel, sum_grid, sum_block, 0, a->stream, sum_params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_gemm = {

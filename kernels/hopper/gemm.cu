@@ -14,10 +14,11 @@
  * Work per CTA: units of work are a part of K of a tile (params.split parts per tile, 1 without split).
  * Persistent shapes walk units in an L2-friendly grouped tile order; the others take one unit. In clusters of
  * two with params.split = 2 the two CTAs each take half of K and add their partial accumulators through
- * distributed shared memory before one epilogue per column slice; other shapes with split > 1 (pooled, one
- * unit per CTA) park partial tiles in the caller's workspace, and the last part of a tile to finish adds them. Swapped shapes compute D^T = B^T
- * A^T (the host passes the operands and m/n exchanged) and write D transposed: persistent ones through
- * transposed staging and TMA stores, the one-tile skinny ones from registers.
+ * distributed shared memory before one epilogue per column slice; the pooled shape with split > 1 (one unit per
+ * CTA) parks partial tiles in the caller's workspace, and a second kernel, gemm_pooled_sum, adds them and writes
+ * D (as cuBLASLt's split-K does). Swapped shapes compute D^T = B^T A^T (the host passes the operands and m/n
+ * exchanged) and write D transposed: persistent ones through transposed staging and TMA stores, the one-tile
+ * skinny ones from registers.
  *
  * Programmatic dependent launch: the host launches these kernels so that they may start before the previous
  * kernel of the stream has finished; barrier init and tensor-map prefetch run first, then every thread waits
@@ -51,8 +52,7 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool
     static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, reg_store);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
     static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
-    static_assert(!POOL || (CLUSTER == 1 && !PERSIST && !SWAP && BM <= 128 && BN <= 128),
-                  "pooled: one unit per CTA, and room for the sum's second accumulator");
+    static_assert(!POOL || (CLUSTER == 1 && !PERSIST && !SWAP), "pooled: one unit per CTA, D not transposed");
 };
 #define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                \
     using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap, pool>;
@@ -256,69 +256,52 @@ __device__ __forceinline__ void gemm_splitk_reduce(accum_64xN<BN> &acc, uint8_t 
     cluster_sync(); /* the peer has read this CTA's slices */
 }
 
-/* A tile's K split through the workspace (pooled): every part parks its partial accumulator in the tile's slot
- * for that part, in fragment order (each thread's float4s THREADS apart: coalesced), and counts itself in at the
- * tile's counter; the part that comes last pulls the other slots into its idle stage ring (RING bytes; TMA bulk
- * copies, as many slots at a time as fit) and adds them in part order, its own from registers, so the sum does
- * not depend on timing. Returns whether this CTA finishes the tile. All consumer threads call it; `verdict` is a
- * word and `bar` an mbarrier (one arrival) of shared memory, `phase` that barrier's parity. The ring must hold no
- * stage in flight: one unit per CTA. */
-template <int BN, int THREADS, uint32_t RING>
-__device__ __forceinline__ bool gemm_pooled_reduce(accum_64xN<BN> &acc, const gemm_params &p, int tile, int part, bool live,
-                                                   uint8_t *ring, uint32_t &verdict, barrier &bar, uint32_t &phase)
+/* A tile's K split through the workspace (pooled): each part parks its partial accumulator in its slot of the
+ * tile, in fragment order (each thread's float4s THREADS apart: coalesced), past L1 for the sum kernel. */
+template <int BN, int THREADS>
+__device__ __forceinline__ void gemm_pooled_park(const accum_64xN<BN> &acc, const gemm_params &p, int tile, int part)
 {
     using acc_t = accum_64xN<BN>;
-    constexpr int vecs = acc_t::regs / 4;
-    constexpr uint32_t bar_id = 1 + THREADS / 128; /* past the epilogue's barriers, one per consumer warpgroup */
-    constexpr uint32_t slot_bytes = THREADS * acc_t::regs * 4;
-    constexpr int room = RING / slot_bytes;
-    static_assert(room >= 1, "a slot fits the ring");
-    const int ct = thread() - 128;
-    uint8_t *ws = static_cast<uint8_t *>(p.workspace);
-    uint8_t *slots = ws + HK_GEMM_COUNTER_BYTES + (int64_t)tile * p.split * slot_bytes;
-    if (live) {
-        float *mine = reinterpret_cast<float *>(slots + (int64_t)part * slot_bytes) + ct * 4;
+    float *slot = static_cast<float *>(p.workspace) + ((int64_t)tile * p.split + part) * (THREADS * acc_t::regs) +
+                  (thread() - 128) * 4;
 #pragma unroll
-        for (int i = 0; i < vecs; ++i)
-            store_vec(mine + i * THREADS * 4,
-                      vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}}, cache_global());
+    for (int i = 0; i < acc_t::regs / 4; ++i)
+        store_vec(slot + i * THREADS * 4, vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}},
+                  cache_global());
+}
+
+/* The pooled split's second kernel, launched right after the parts' kernel (which it waits for): adds each tile's
+ * parked parts in part order, so D does not depend on timing, and writes D. A CTA of 128 threads (the frame of
+ * the consumer warpgroup that parked them) takes one float4 of every fragment, an 8-column strip of the tile:
+ * tiles x BN / 8 CTAs, so that a pooled split's few tiles spread their slot reads over the SMs. */
+template <class TO, class S>
+__device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
+{
+    static_assert(S::pool && S::bm == 64, "one consumer warpgroup parked each part");
+    using acc_t = accum_64xN<S::bn>;
+    constexpr int threads = 128, slot_floats = threads * acc_t::regs, strips = acc_t::regs / 4;
+    const int tile = block_x() / strips, strip = block_x() % strips;
+    int tm, tn;
+    gemm_tile(tile, (p.m + S::bm - 1) / S::bm, (p.n + S::bn - 1) / S::bn, p.group_m, tm, tn);
+    grid_dependency_wait();
+    grid_dependents_launch();
+    const float *slot = static_cast<const float *>(p.workspace) + (int64_t)tile * p.split * slot_floats +
+                        (strip * threads + thread()) * 4;
+    vec<float, 4> part[HK_GEMM_POOLED_MAX];
+#pragma unroll
+    for (int s = 0; s < HK_GEMM_POOLED_MAX; ++s) /* every load in flight before the first add */
+        if (s < p.split) part[s] = load_vec<4>(slot + s * slot_floats, cache_stream());
+    acc_t acc;
+    acc.zero();
+#pragma unroll
+    for (int i = 0; i < strips; ++i) {
+        if (i != strip) continue; /* registers by constant index only */
+#pragma unroll
+        for (int s = 0; s < HK_GEMM_POOLED_MAX; ++s)
+            if (s < p.split)
+                for (int j = 0; j < 4; ++j) acc.v[4 * i + j] += part[s].v[j];
     }
-    grid_fence();
-    named_barrier_sync(bar_id, THREADS);
-    if (ct == 0) verdict = grid_counter_arrive(reinterpret_cast<uint32_t *>(ws) + tile, p.tag, p.split);
-    named_barrier_sync(bar_id, THREADS);
-    if (!verdict) return false;
-    acc_t sum;
-    sum.zero();
-    for (int s0 = 0; s0 < p.split; s0 += room) {
-        const int s1 = min(p.split, s0 + room);
-        if (ct == 0) {
-            fence_proxy_async_global();
-            bar.arrive_expect_tx((s1 - s0 - (part >= s0 && part < s1)) * slot_bytes);
-            for (int s = s0; s < s1; ++s)
-                if (s != part) bulk_load(ring + (s - s0) * slot_bytes, slots + (int64_t)s * slot_bytes, slot_bytes, bar);
-        }
-        bar.wait(phase);
-        phase ^= 1;
-        if (live) {
-            for (int s = s0; s < s1; ++s) {
-                if (s == part) {
-                    sum.add(acc);
-                    continue;
-                }
-                const float *src = reinterpret_cast<const float *>(ring + (s - s0) * slot_bytes) + ct * 4;
-#pragma unroll
-                for (int i = 0; i < vecs; ++i) {
-                    const vec<float, 4> v = load_vec<4>(src + i * THREADS * 4);
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) sum.v[4 * i + j] += v.v[j];
-                }
-            }
-        }
-        named_barrier_sync(bar_id, THREADS); /* the ring is read before the next slots land */
-    }
-    acc = sum;
-    return true;
+    gemm_epilogue<TO, false, S::bn>(acc, p, tm * S::bm, tn * S::bn, 4 * strip, 4 * strip + 4);
 }
 
 /* T: input element (bf16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
@@ -339,7 +322,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
-    __shared__ barrier full[stages], empty[stages], pooled_bar;
+    __shared__ barrier full[stages], empty[stages];
 
     const int wg = warpgroup_index();
     if (thread() == 0) {
@@ -347,7 +330,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             full[s].init(1);
             empty[s].init(4 * S::consumers); /* lane 0 of each consumer warp */
         }
-        if constexpr (S::pool) pooled_bar.init(1);
         fence_barrier_init();
         /* the maps are kernel parameters, not data an earlier kernel writes: fetched before the dependency wait */
         tma_prefetch_map(map_a);
@@ -444,8 +426,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto release = [&](int st) {
         if (arriver) empty[st].arrive();
     };
-    __shared__ uint32_t pooled_verdict;
-    uint32_t pooled_phase = 0;
     acc_t acc;
     int s = 0;
     uint32_t phase = 0;
@@ -461,88 +441,85 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 release(s);
                 if (++s == stages) { s = 0; phase ^= 1; }
             }
-            if (!pooled) continue;
+            continue;
         }
-        if (live) {
-            acc.zero();
-            int prev = -1;
-            if (promote) {
-                /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
-                 * their own precision, the consumer adds it in fp32 once it is done */
-                auto issue = [&](acc_t &prod) { /* prod = the next k-block's product; returns its stage */
-                    full[s].wait(phase);
-                    const uint8_t *sa = smem + s * S::stage_bytes;
-                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(prod, sa + slab * 8192, sa + S::a_bytes, true);
-                    const int used = s;
-                    if (++s == stages) { s = 0; phase ^= 1; }
-                    return used;
-                };
-                auto retire = [&](acc_t &prod, int st) { /* after the wait that covers prod's k-block */
-                    reg_fence(prod.v);
-                    release(st);
-                    acc.add(prod);
-                };
-                if constexpr (promote_in_flight) {
-                    /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
-                    acc_t pa, pb;
-                    if (kb0 < kb1) {
-                        int st_a = issue(pa), st_b, kb = kb0 + 1;
-                        for (; kb + 1 < kb1; kb += 2) {
-                            st_b = issue(pb);
-                            wgmma_wait<1>();
-                            retire(pa, st_a);
-                            st_a = issue(pa);
-                            wgmma_wait<1>();
-                            retire(pb, st_b);
-                        }
-                        if (kb < kb1) {
-                            st_b = issue(pb);
-                            wgmma_wait<1>();
-                            retire(pa, st_a);
-                            wgmma_wait<0>();
-                            retire(pb, st_b);
-                        } else {
-                            wgmma_wait<0>();
-                            retire(pa, st_a);
-                        }
+        acc.zero();
+        int prev = -1;
+        if (promote) {
+            /* fp32 accumulation of fp8: the tensor cores sum one k-block (4 instructions, 128 elements of K) at
+             * their own precision, the consumer adds it in fp32 once it is done */
+            auto issue = [&](acc_t &prod) { /* prod = the next k-block's product; returns its stage */
+                full[s].wait(phase);
+                const uint8_t *sa = smem + s * S::stage_bytes;
+                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(prod, sa + slab * 8192, sa + S::a_bytes, true);
+                const int used = s;
+                if (++s == stages) { s = 0; phase ^= 1; }
+                return used;
+            };
+            auto retire = [&](acc_t &prod, int st) { /* after the wait that covers prod's k-block */
+                reg_fence(prod.v);
+                release(st);
+                acc.add(prod);
+            };
+            if constexpr (promote_in_flight) {
+                /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
+                acc_t pa, pb;
+                if (kb0 < kb1) {
+                    int st_a = issue(pa), st_b, kb = kb0 + 1;
+                    for (; kb + 1 < kb1; kb += 2) {
+                        st_b = issue(pb);
+                        wgmma_wait<1>();
+                        retire(pa, st_a);
+                        st_a = issue(pa);
+                        wgmma_wait<1>();
+                        retire(pb, st_b);
                     }
-                } else {
-                    for (int kb = kb0; kb < kb1; ++kb) {
-                        acc_t prod;
-                        const int st = issue(prod);
+                    if (kb < kb1) {
+                        st_b = issue(pb);
+                        wgmma_wait<1>();
+                        retire(pa, st_a);
                         wgmma_wait<0>();
-                        retire(prod, st);
+                        retire(pb, st_b);
+                    } else {
+                        wgmma_wait<0>();
+                        retire(pa, st_a);
                     }
                 }
             } else {
                 for (int kb = kb0; kb < kb1; ++kb) {
-                    full[s].wait(phase);
-                    const uint8_t *sa = smem + s * S::stage_bytes;
-                    wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
-                    wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
-                    if (prev >= 0) release(prev);
-                    prev = s;
-                    if (++s == stages) { s = 0; phase ^= 1; }
+                    acc_t prod;
+                    const int st = issue(prod);
+                    wgmma_wait<0>();
+                    retire(prod, st);
                 }
-                wgmma_wait<0>();
-                reg_fence(acc.v);
-                if (prev >= 0) release(prev);
             }
+        } else {
+            for (int kb = kb0; kb < kb1; ++kb) {
+                full[s].wait(phase);
+                const uint8_t *sa = smem + s * S::stage_bytes;
+                wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
+                wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
+                if (prev >= 0) release(prev);
+                prev = s;
+                if (++s == stages) { s = 0; phase ^= 1; }
+            }
+            wgmma_wait<0>();
+            reg_fence(acc.v);
+            if (prev >= 0) release(prev);
         }
         if constexpr (can_pool) {
-            if (pooled && !gemm_pooled_reduce<bn, 128 * S::consumers, stages * S::stage_bytes>(
-                              acc, p, u / split, part, live, smem, pooled_verdict, pooled_bar, pooled_phase))
-                continue; /* another part finishes the tile */
-        }
-        if constexpr (S::persist || can_pool) {
-            if (live && (S::persist || pooled)) {
-                if (!p.tma_store)
-                    gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
-                else if constexpr (S::swap)
-                    gemm_epilogue_tma_t<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
-                else
-                    gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+            if (pooled) {
+                gemm_pooled_park<bn, 128 * S::consumers>(acc, p, u / split, part);
+                continue; /* gemm_pooled_sum finishes the tile */
             }
+        }
+        if constexpr (S::persist) {
+            if (!p.tma_store)
+                gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+            else if constexpr (S::swap)
+                gemm_epilogue_tma_t<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
+            else
+                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
         }
     }
     if constexpr (!S::persist) {
@@ -625,3 +602,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                 \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)
+/* The pooled split's sum, one kernel per output type: hk_gemm_sm90_pooled_sum_<out> */
+#define HK_GEMM_POOLED_SUM(out, TO)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(128)                                                                  \
+        hk_gemm_sm90_pooled_sum_##out(const __grid_constant__ hk::hopper::gemm_params p)                               \
+    {                                                                                                                  \
+        hk::hopper::gemm_pooled_sum<TO, hk::hopper::gemm_shape_PK64>(p);                                               \
+    }
+HK_GEMM_POOLED_SUM(bf16, __nv_bfloat16)
+HK_GEMM_POOLED_SUM(f32, float)
+HK_GEMM_POOLED_SUM(f16, __half)

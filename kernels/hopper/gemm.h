@@ -33,10 +33,11 @@
  *        tiles (it replaced a 128 x 128 form, SK2, that served such shapes with a quarter of the CTAs:
  *        bench/NOTES.md, ninth session);
  *  M64, M64N64  one 64 x 128 or 64 x 64 tile per CTA, one consumer warpgroup, no cluster (a cluster launch
- *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles;
- *  PK64  M64N64 with K in params.split parts, one per CTA, added through the caller's workspace (pooled): long K
- *        over tiles too few for SK64's halves to fill the SMs. Kernels of their own: the pooled code in the
- *        unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
+ *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles; M64N64's 12 stages keep more
+ *        bytes in flight for the long-K rows whose L2 -> SM stream bounds them (eleventh session: +4-7% there);
+ *  PK64  M64N64 with K in params.split parts, one per CTA, parked in the caller's workspace (pooled) and added
+ *        by a second kernel: long K over tiles too few for SK64's halves to fill the SMs. Kernels of their own:
+ *        the pooled code in the unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
@@ -57,7 +58,7 @@
     X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4, 0)                                                          \
     X(SK64, _sk64, 64, 64, 8, 2, 0, 0, 0, 0)                                                                    \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0, 0)                                                                     \
-    X(M64N64, _m64n64, 64, 64, 8, 1, 0, 0, 0, 0)                                                                \
+    X(M64N64, _m64n64, 64, 64, 12, 1, 0, 0, 0, 0)                                                               \
     X(PK64, _pk64, 64, 64, 8, 1, 0, 0, 0, 1)                                                                    \
     X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0, 0)                                                                   \
     X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0, 0)                                                                   \
@@ -93,16 +94,15 @@ static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / 
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
 /* K split through the workspace (pooled shapes): parts of a tile on separate CTAs, one each, park their fp32
- * partial tiles there and the last to finish adds them. */
+ * partial tiles there; a second kernel (hk_gemm_sm90_pooled_sum_<out>, HK_GEMM_POOLED_SUM_CTAS of 128 threads)
+ * adds them and writes D. */
 #define HK_GEMM_POOLED_MAX 16
-#define HK_GEMM_COUNTER_BYTES 4096 /* one 32-bit counter per tile; pooled splits run one unit per CTA, one round */
 static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t bm, int64_t bn)
 {
-    return split > 1 ? HK_GEMM_COUNTER_BYTES + tiles * split * bm * bn * 4 : 0;
+    return split > 1 ? tiles * split * bm * bn * 4 : 0;
 }
-/* params.tag of the n-th pooled launch: non-zero, low 8 bits clear (the counters' count), 2^23 launches apart
- * before one repeats, so a counter word left by another launch reads as zero. */
-static inline uint32_t hk_gemm_counter_tag(uint32_t n) { return ((n * 2654435761u) & ~0x1ffu) | 0x100u; }
+/* one CTA per 8-column strip of a 64-row tile */
+#define HK_GEMM_POOLED_SUM_CTAS(tiles, bn) ((tiles) * (bn) / 8)
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
                                 int64_t sms, int64_t workspace_bytes, int32_t *split)
@@ -165,16 +165,18 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             }
         }
     }
-    if (best == HK_GEMM_SK64 && workspace_bytes > 0 && 8 * tiles64x64 <= sms) {
-        /* Pooled K split (the caller's workspace) where SK64's halves would keep at most a quarter of the SMs busy:
-         * 64 x 64 tiles with K in up to 8 parts over three quarters of the SMs, each part at least 8 k-blocks
-         * (128x512x16384, 256x256x16384: 0.45-0.60 -> 0.64-0.71 of cuBLAS). With more tiles SK64 measured as fast
-         * or faster, and so did 64 x 128 or 128 x 128 tiles split the same way (bench/NOTES.md, tenth session). */
-        int64_t parts = 3 * sms / 4 / tiles64x64;
-        parts = parts < 8 ? parts : 8;
+    if (best == HK_GEMM_SK64 && workspace_bytes > 0) {
+        /* Pooled K split (the caller's workspace): 64 x 64 tiles with K in as many parts as the SMs hold, each at least
+         * 8 k-blocks, where that beats SK64's halves by the sum kernel's fixed cost, about 16 k-blocks of a part (12
+         * with fp32 accumulation, whose k-blocks cost more): kblocks / parts + fixed < kblocks / 2 (bench/NOTES.md,
+         * eleventh session). */
+        const int64_t fixed = promote ? 12 : 16;
+        int64_t parts = sms / tiles64x64;
+        parts = parts < HK_GEMM_POOLED_MAX ? parts : HK_GEMM_POOLED_MAX;
         while (parts > 2 && kblocks < 8 * parts)
             --parts;
-        if (parts > 2 && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
+        if (parts > 2 && kblocks * (parts - 2) > 2 * fixed * parts &&
+            hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
             best = HK_GEMM_PK64;
             *split = (int32_t)parts;
         }
@@ -232,8 +234,7 @@ typedef struct hk_gemm_params {
     int64_t ldd, ldc;
     float alpha;       /* alpha * scale_a * scale_b */
     float beta;
-    uint32_t tag;      /* split through the workspace: this call's counter tag (non-zero, low 8 bits clear) */
-    void *workspace;   /* HK_GEMM_COUNTER_BYTES of tile counters, then a slot of bm x bn floats per part per tile */
+    void *workspace;   /* pooled split: a slot of bm x bn floats per part per tile */
 } hk_gemm_params;
 
 #endif

@@ -125,28 +125,6 @@ __device__ __forceinline__ void grid_dependents_launch()
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
-/* ---- CTAs of one grid meeting in global memory */
-
-/* Makes this thread's global writes visible GPU-wide before whatever it (or, after a CTA barrier, its CTA) does
- * next. */
-__device__ __forceinline__ void grid_fence() { __threadfence(); }
-
-/* Counts one CTA in at a global counter that `arrivals` (< 256) CTAs share and says whether it came last; the
- * last one leaves the word 0. A word that does not carry this grid's `tag` (non-zero, low 8 bits clear) counts
- * as 0, so fresh memory needs no clearing. One thread per CTA, after its CTA's writes and a grid_fence; once it
- * returns true, its CTA (after a barrier) sees every arriver's fenced writes. */
-__device__ __forceinline__ bool grid_counter_arrive(uint32_t *word, uint32_t tag, uint32_t arrivals)
-{
-    uint32_t seen = *reinterpret_cast<volatile uint32_t *>(word), was, count;
-    do {
-        was = seen;
-        count = (was & ~0xffu) == tag ? (was & 0xffu) + 1 : 1;
-        seen = atomicCAS(word, was, count == arrivals ? 0u : tag | count);
-    } while (seen != was);
-    __threadfence();
-    return count == arrivals;
-}
-
 /* Every thread of the CTA (hardware barrier 0); orders shared memory among them. */
 __device__ __forceinline__ void cta_sync() { __syncthreads(); }
 /* Reconverge the warp (after one lane ran a role alone). */

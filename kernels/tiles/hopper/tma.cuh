@@ -25,18 +25,6 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
                  : "memory");
 }
 
-/* Copy `bytes` (a multiple of 16; both addresses 16-byte aligned) of global memory into shared memory; the
- * barrier receives the bytes. Data other CTAs wrote needs their release and this thread's acquire first, then
- * fence_proxy_async_global (the copy reads through the async proxy). */
-__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, barrier &bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_addr(dst)),
-                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(smem_addr(&bar.word))
-                 : "memory");
-}
-__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
-
 /* Dynamic shared memory rounded up to the 1024-byte alignment of 128B-swizzled tiles (the swizzle phase is
  * taken from address bits 7-9; the launch reserves 1 KiB of slack for this). */
 __device__ __forceinline__ uint8_t *swizzle_aligned(uint8_t *p)
