@@ -129,13 +129,13 @@ static bool runs(const cfg_t &c, dt in, bool ta, bool tb, dt out)
     return pick(in, ta, tb, out, c.shape) && (!c.promote || HK_GEMM_PROMOTE_FITS(all_shapes[c.shape].bm, all_shapes[c.shape].bn));
 }
 
-/* A pooled split (c.split > 1 on a shape without cluster) runs one unit per CTA, its slots in hk_ws. */
+/* A pooled split (c.split > 1 on a shape without cluster) parks its parts in hk_ws. */
 static bool fits(const cfg_t &c, int m, int n)
 {
     const shape_info &s = all_shapes[c.shape];
     if (c.split <= 1 || !pooled_fits(s)) return true;
     const int64_t tiles = (int64_t)((m + s.bm - 1) / s.bm) * ((n + s.bn - 1) / s.bn);
-    return tiles * c.split <= num_sms && (size_t)hk_gemm_pooled_bytes(tiles, c.split, s.bm, s.bn) <= hk_ws_bytes;
+    return (size_t)hk_gemm_pooled_bytes(tiles, c.split, s.bm, s.bn) <= hk_ws_bytes;
 }
 
 static CUtensorMap make_map(const void *base, dt t, uint64_t inner, uint64_t outer, uint64_t ld, uint32_t bi, uint32_t bo,

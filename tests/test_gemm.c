@@ -264,8 +264,8 @@ static const forced_case forced_cases[] = {
      * route's choice runs instead */
     {{"nt_e4m3fn_1100x1000x2064_p256_falls_back_to_f32", TH_GPU, 1100, 1000, 2064, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "p256", 0},
-    /* K split through the workspace (sm_90a PK64) forced: uneven parts, every layout and output, more slots than the
-     * stage ring holds at once (12 parts: two batches), fp32 accumulation */
+    /* K split through the workspace (sm_90a PK64) forced: uneven parts, every layout and output, beta, up to 12
+     * parts, fp32 accumulation */
     {{"nt_bf16_130x300x1000_pk64_split8_beta", TH_GPU, 130, 300, 1000, BF, BF, 0, 1, 0, 0, 2, 0, 1, 1, C_SEPARATE, 0, 0, 0},
      "pk64:8", 1},
     {{"tt_bf16_304x200x2056_pk64_split5_f16", TH_GPU, 304, 200, 2056, BF, F16, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
@@ -274,6 +274,9 @@ static const forced_case forced_cases[] = {
      "pk64:12", 1},
     {{"nt_e4m3fn_200x400x2048_pk64_split4_to_f32", TH_GPU, 200, 400, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "pk64:4", 1},
+    /* more parts than the SMs hold at once: the parts' kernel runs in waves */
+    {{"nt_bf16_520x600x2000_pk64_split3_waves", TH_GPU, 520, 600, 2000, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     "pk64:3", 1},
     /* long k over few tiles with a workspace: K split over more CTAs, the parts added there (sm_90a pooled) */
     {{"nt_bf16_128x512x16384_workspace", TH_NOT_EMU, 128, 512, 16384, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, NULL, 1},
     {{"tn_bf16_200x200x8200_workspace_f32_beta", TH_NOT_EMU, 200, 200, 8200, BF, F32, 1, 0, 0, 0, 4, 0, 1, 0.5f, C_SEPARATE,

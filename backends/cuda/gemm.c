@@ -116,7 +116,7 @@ static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split
 }
 
 /* The launch shape and K split of a call with `workspace` bytes of workspace: the route's, or HK_CUDA_TUNE_GEMM's
- * where the kernel is built and the split fits the shape (pooled: one unit per CTA, and the workspace). */
+ * where the kernel is built and the split fits the shape (pooled: the workspace holds the parts). */
 static int hk_gemm_plan(const hk_context *ctx, const hk_gemm_args *a, int64_t workspace, int32_t *split)
 {
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
@@ -127,10 +127,8 @@ static int hk_gemm_plan(const hk_context *ctx, const hk_gemm_args *a, int64_t wo
         (!promote || HK_GEMM_PROMOTE_FITS(hk_gemm_shapes[shape].bm, hk_gemm_shapes[shape].bn))) {
         const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
         const bool pooled = hk_gemm_pooled(sh);
-        const int64_t tiles = hk_gemm_cdiv(a->m, sh->bm) * hk_gemm_cdiv(a->n, sh->bn);
         const int32_t most = sh->cluster == 2 ? 2 : pooled ? HK_GEMM_POOLED_MAX : 1;
-        if (*split < 1 || *split > most ||
-            (pooled && (tiles * *split > sms || (int64_t)hk_gemm_plan_bytes(a, shape, *split) > workspace)))
+        if (*split < 1 || *split > most || (pooled && (int64_t)hk_gemm_plan_bytes(a, shape, *split) > workspace))
             *split = 1;
         return shape;
     }
