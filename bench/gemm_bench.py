@@ -23,7 +23,7 @@ class GemmArgs(hk._Args):
                 ('a', c_void_p), ('lda', c_int64), ('b', c_void_p), ('ldb', c_int64),
                 ('c', c_void_p), ('ldc', c_int64), ('d', c_void_p), ('ldd', c_int64),
                 ('alpha', c_float), ('beta', c_float), ('scale_a', c_float), ('scale_b', c_float),
-                ('fp8_fast_accum', c_int), ('stream', c_void_p)]
+                ('fp8_fast_accum', c_int), ('stream', c_void_p), ('workspace', c_void_p), ('workspace_size', c_size_t)]
 
 
 TORCH_DTYPE = {torch.bfloat16: 'bf16', torch.float32: 'f32', torch.float16: 'f16', torch.float8_e4m3fn: 'fp8_e4m3',
@@ -41,7 +41,8 @@ def rel_err(out, ref):
 
 
 def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=0.0, scale_b=0.0, fast_accum=0):
-    """out = alpha * scale_a * scale_b * a @ (w.T if trans_b else w) + beta * c, through libhk."""
+    """out = alpha * scale_a * scale_b * a @ (w.T if trans_b else w) + beta * c, through libhk, with the workspace
+    hk_gemm_workspace_size asks for (as the peer's cuBLASLt has one)."""
     L = b.lib.lib
     L.hk_gemm.argtypes = [c_void_p, POINTER(GemmArgs)]
     m, k = a.shape
@@ -52,8 +53,14 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
                     c=c.data_ptr() if c is not None else None, ldc=c.stride(0) if c is not None else 0,
                     d=out.data_ptr(), ldd=out.stride(0), alpha=alpha, beta=beta, scale_a=scale_a, scale_b=scale_b,
                     fp8_fast_accum=fast_accum, stream=b.stream)
+    L.hk_gemm_workspace_size.argtypes = [c_void_p, POINTER(GemmArgs), POINTER(c_size_t)]
+    need = c_size_t(0)
+    b.lib.check(L.hk_gemm_workspace_size(b.ctx, ctypes.byref(args), ctypes.byref(need)), 'hk_gemm_workspace_size')
+    workspace = torch.empty(need.value, dtype=torch.uint8, device=a.device) if need.value else None
+    if workspace is not None:
+        args.workspace, args.workspace_size = workspace.data_ptr(), need.value
 
-    def run(_i=0):
+    def run(_i=0, _workspace=workspace):
         b.lib.check(L.hk_gemm(b.ctx, ctypes.byref(args)), 'hk_gemm')
     return run
 
@@ -114,7 +121,7 @@ def bench_gemm(b):
 
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (8192, 28672, 8192), (8192, 8192, 28672),
               (512, 512, 512), (1024, 1024, 1024), (1536, 1536, 1536), (2048, 2048, 2048), (3072, 3072, 3072), (16, 8192, 8192),
-              (64, 8192, 8192), (128, 8192, 8192)]
+              (64, 8192, 8192), (128, 8192, 8192), (256, 256, 16384)]
     if getattr(b.args, 'shapes', ''):
         shapes = [tuple(int(x) for x in row.split('x')) for row in b.args.shapes.split(',')]
     for (m, n, k) in shapes:
