@@ -34,7 +34,7 @@
  *        bench/NOTES.md, ninth session);
  *  M64, M64N64  one 64 x 128 or 64 x 64 tile per CTA, one consumer warpgroup, no cluster (a cluster launch
  *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles; M64N64's 12 stages keep more
- *        bytes in flight for the long-K rows whose L2 -> SM stream bounds them (eleventh session: +4-7% there);
+ *        bytes in flight, which its long-K rows (latency-bound, not L2-bound) gain 4-7% from (eleventh session);
  *  PK64  M64N64 with K in params.split parts, one per CTA, parked in the caller's workspace (pooled) and added
  *        by a second kernel: long K over tiles too few for SK64's halves to fill the SMs. Kernels of their own:
  *        the pooled code in the unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
