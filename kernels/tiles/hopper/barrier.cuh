@@ -71,6 +71,13 @@ __device__ __forceinline__ uint32_t cluster_map(const void *p, uint32_t rank)
     return r;
 }
 
+/* Arrive on the barrier at bar's offset in cluster CTA `rank` (CTA-scope release: enough to hand back a stage
+ * that this thread's finished reads used; a cluster-scope release waits for the warp's wgmma in flight). */
+__device__ __forceinline__ void barrier_arrive_remote(barrier &bar, uint32_t rank)
+{
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(&bar.word, rank)) : "memory");
+}
+
 /* 16 bytes of a peer CTA's shared memory (address from cluster_map). No memory clobber, so that several
  * loads issue before the first use; order them after the writes they read with cluster_sync(). */
 __device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)

@@ -25,6 +25,17 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
                  : "memory");
 }
 
+/* The same box written at dst's offset in every cluster CTA named in cta_mask (bit i: rank i); each copy completes
+ * on the barrier at bar's offset in its own CTA. */
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
+                                                      uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(&bar.word)), "r"(x), "r"(y), "h"(cta_mask)
+                 : "memory");
+}
+
 /* Dynamic shared memory rounded up to the 1024-byte alignment of 128B-swizzled tiles (the swizzle phase is
  * taken from address bits 7-9; the launch reserves 1 KiB of slack for this). */
 __device__ __forceinline__ uint8_t *swizzle_aligned(uint8_t *p)

@@ -1,0 +1,184 @@
+/* How fast TMA fills one SM's shared memory when nothing else runs: the GEMM k-loop's loads (A and B boxes of 128-byte
+ * rows, 128B swizzle, one mbarrier ring) without the mma, one CTA per SM, every CTA on the tile a GEMM of m x n x k
+ * would give it. Prints bytes per cycle per SM and the aggregate rate, so a GEMM shape's k-block time can be read
+ * against its load floor (bench/NOTES.md, eleventh session, call 13).
+ *   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels tma_ingress.cu -lcuda -o tma_ingress */
+#include "tiles/hopper/barrier.cuh"
+#include "tiles/hopper/tma.cuh"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace hk::hopper;
+
+#define CK(x)                                                                                                     \
+    do {                                                                                                          \
+        cudaError_t e_ = (x);                                                                                     \
+        if (e_ != cudaSuccess) {                                                                                  \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                                              \
+            exit(1);                                                                                              \
+        }                                                                                                         \
+    } while (0)
+
+constexpr int max_stages = 16;
+
+/* One producer thread streams k-blocks of an A box (a_rows x 128 B) and a B box (b_rows x 128 B) into `stages` ring
+ * slots; one consumer warp waits for each and hands it back, reading nothing. MODE 0: every CTA loads its own boxes;
+ * in clusters of 2 whose CTAs share B (tiles_m even), MODE 1: each loads half of B's rows and multicasts it to both
+ * (map_b's box is b_rows / 2), MODE 2: each loads all of B on every other k-block and multicasts it. */
+template <int MODE>
+__device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUtensorMap *map_b, int a_rows, int b_rows,
+                                             int stages, int tiles_m, int kblocks, unsigned long long *cycles)
+{
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = swizzle_aligned(smem_raw);
+    __shared__ barrier full[max_stages], empty[max_stages];
+    const uint32_t stage_bytes = (a_rows + b_rows) * 128, rank = MODE ? cluster_ctarank() : 0;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            full[s].init(1);
+            empty[s].init(MODE ? 2 : 1); /* both CTAs' consumers when they write each other's stages */
+        }
+        fence_barrier_init();
+    }
+    if constexpr (MODE != 0)
+        cluster_sync();
+    else
+        __syncthreads();
+    const int tm = blockIdx.x % tiles_m, tn = blockIdx.x / tiles_m;
+    const unsigned long long t0 = clock64();
+    if (threadIdx.x == 0) {
+        int s = 0;
+        uint32_t phase = 0;
+        for (int kb = 0; kb < kblocks; ++kb) {
+            empty[s].wait(phase ^ 1);
+            full[s].arrive_expect_tx(stage_bytes);
+            uint8_t *sa = smem + s * stage_bytes, *sb = sa + a_rows * 128;
+            tma_load_2d(sa, map_a, full[s], kb * 64, tm * a_rows);
+            if constexpr (MODE == 0)
+                tma_load_2d(sb, map_b, full[s], kb * 64, tn * b_rows);
+            else if constexpr (MODE == 1)
+                tma_load_2d_multicast(sb + rank * (b_rows / 2) * 128, map_b, full[s], kb * 64, tn * b_rows + rank * (b_rows / 2), 0x3);
+            else if (kb % 2 == (int)rank)
+                tma_load_2d_multicast(sb, map_b, full[s], kb * 64, tn * b_rows, 0x3);
+            if (++s == stages) { s = 0; phase ^= 1; }
+        }
+    } else if (threadIdx.x >= 32 && threadIdx.x < 64) {
+        int s = 0;
+        uint32_t phase = 0;
+        for (int kb = 0; kb < kblocks; ++kb) {
+            full[s].wait(phase);
+            if (threadIdx.x == 32) {
+                if constexpr (MODE != 0) {
+                    barrier_arrive_remote(empty[s], 0);
+                    barrier_arrive_remote(empty[s], 1);
+                } else {
+                    empty[s].arrive();
+                }
+            }
+            if (++s == stages) { s = 0; phase ^= 1; }
+        }
+        if (threadIdx.x == 32) cycles[blockIdx.x] = clock64() - t0;
+    }
+    if constexpr (MODE != 0) cluster_sync(); /* the peer may still multicast into or arrive on this CTA */
+}
+__global__ void __launch_bounds__(128, 1) ingress(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                                                  int a_rows, int b_rows, int stages, int tiles_m, int kblocks,
+                                                  unsigned long long *cycles)
+{
+    ingress_body<0>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
+}
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
+    ingress_half(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int a_rows, int b_rows,
+                 int stages, int tiles_m, int kblocks, unsigned long long *cycles)
+{
+    ingress_body<1>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
+}
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
+    ingress_alternate(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int a_rows,
+                      int b_rows, int stages, int tiles_m, int kblocks, unsigned long long *cycles)
+{
+    ingress_body<2>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
+}
+
+static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
+                            CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+{
+    CUtensorMap m;
+    cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)k * 2};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
+    if (cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(p), dims, strides, box, es,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled failed\n");
+        exit(1);
+    }
+    return m;
+}
+
+int main()
+{
+    int sms;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    /* m x n x k of a GEMM, its tile (a_rows x b_rows), ring stages, mode (0 own B, 1 B halves multicast, 2 B on
+     * every other k-block multicast, 5 / 6 / 7 as 0 with L2 promotion none / 64B / 128B instead of 256B): CTAs =
+     * tiles */
+    struct row { int m, n, k, a_rows, b_rows, stages, mode; } rows[] = {
+        {256, 2112, 8192, 64, 64, 12, 5}, {256, 2112, 8192, 64, 64, 12, 6}, {256, 2112, 8192, 64, 64, 12, 7},
+        {512, 1024, 8192, 64, 64, 12, 0}, {512, 1024, 8192, 64, 64, 12, 5},
+        {256, 2112, 8192, 64, 64, 12, 0}, {256, 2112, 8192, 64, 64, 12, 1}, {256, 2112, 8192, 64, 64, 12, 2},
+        {256, 2112, 8192, 64, 64, 8, 0},  {256, 2112, 8192, 64, 64, 8, 1},  {256, 2112, 8192, 64, 64, 8, 2},
+        {256, 2112, 8192, 64, 64, 4, 0},  {256, 1024, 8192, 64, 64, 12, 0}, {128, 4096, 4096, 64, 64, 12, 0},
+        {128, 4096, 4096, 64, 64, 12, 1}, {128, 4096, 4096, 64, 64, 12, 2}, {256, 2112, 8192, 64, 128, 8, 0},
+        {256, 4096, 8192, 64, 128, 8, 0}, {256, 4096, 8192, 64, 128, 8, 2}, {512, 4224, 8192, 128, 128, 6, 0},
+        {1024, 4096, 8192, 128, 256, 4, 0}};
+    for (const row &r : rows) {
+        void *a, *b;
+        unsigned long long *cyc;
+        CK(cudaMalloc(&a, (size_t)r.m * r.k * 2));
+        CK(cudaMalloc(&b, (size_t)r.n * r.k * 2));
+        CK(cudaMemset(a, 0x3c, (size_t)r.m * r.k * 2));
+        CK(cudaMemset(b, 0x3c, (size_t)r.n * r.k * 2));
+        const int tiles_m = r.m / r.a_rows, tiles = tiles_m * (r.n / r.b_rows), kblocks = r.k / 64;
+        CK(cudaMalloc(&cyc, tiles * sizeof(unsigned long long)));
+        const CUtensorMapL2promotion promo = r.mode == 5 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : r.mode == 6 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                             : r.mode == 7 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+        const CUtensorMap ma = map_rows(a, r.m, r.k, r.a_rows, promo),
+                          mb = map_rows(b, r.n, r.k, r.mode == 1 ? r.b_rows / 2 : r.b_rows, promo);
+        const int smem = r.stages * (r.a_rows + r.b_rows) * 128 + 1024;
+        auto kernel = r.mode == 1 ? ingress_half : r.mode == 2 ? ingress_alternate : ingress;
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        float best = 1e30f;
+        for (int rep = 0; rep < 8; ++rep) {
+            CK(cudaEventRecord(e0));
+            kernel<<<tiles, 128, smem>>>(ma, mb, r.a_rows, r.b_rows, r.stages, tiles_m, kblocks, cyc);
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (ms < best) best = ms;
+        }
+        CK(cudaGetLastError());
+        unsigned long long *h = (unsigned long long *)malloc(tiles * sizeof(unsigned long long)), sum = 0;
+        CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        for (int i = 0; i < tiles; ++i) sum += h[i];
+        const double per_cta = (double)(r.a_rows + r.b_rows) * 128 * kblocks, cycles = (double)sum / tiles;
+        static const char *modes[] = {"own B", "B halves multicast", "B alternate multicast", "", "",
+                                      "no L2 promotion", "L2 promotion 64B", "L2 promotion 128B"};
+        printf("%5dx%5dx%5d tile %3dx%3d stages %2d %-22s ctas %4d (of %d SMs): %6.1f cycles per k-block (%5.1f KB), "
+               "%5.1f B/cycle per CTA, %5.2f TB/s into shared memory (event time %.1f us)\n",
+               r.m, r.n, r.k, r.a_rows, r.b_rows, r.stages, modes[r.mode], tiles, sms, cycles / kblocks,
+               per_cta / kblocks / 1024, per_cta / cycles, per_cta * tiles / (best * 1e-3) / 1e12, best * 1e3);
+        free(h);
+        cudaFree(a);
+        cudaFree(b);
+        cudaFree(cyc);
+    }
+    return 0;
+}
