@@ -28,7 +28,9 @@ constexpr int max_stages = 16;
 /* One producer thread streams k-blocks of an A box (a_rows x 128 B) and a B box (b_rows x 128 B) into `stages` ring
  * slots; one consumer warp waits for each and hands it back, reading nothing. MODE 0: every CTA loads its own boxes;
  * in clusters of 2 whose CTAs share B (tiles_m even), MODE 1: each loads half of B's rows and multicasts it to both
- * (map_b's box is b_rows / 2), MODE 2: each loads all of B on every other k-block and multicasts it. */
+ * (map_b's box is b_rows / 2), MODE 2: each loads all of B on every other k-block and multicasts it; MODE 3 / 4: own
+ * boxes with an L2 evict_last / evict_first hint; MODE 8: each box as two of half the K width (64-byte rows, 64-byte
+ * swizzle); MODE 9: each box as two of half the rows; MODE 10: B's box issued before A's. */
 template <int MODE>
 __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUtensorMap *map_b, int a_rows, int b_rows,
                                              int stages, int tiles_m, int kblocks, unsigned long long *cycles)
@@ -36,15 +38,15 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
     __shared__ barrier full[max_stages], empty[max_stages];
-    const uint32_t stage_bytes = (a_rows + b_rows) * 128, rank = MODE ? cluster_ctarank() : 0;
+    const uint32_t stage_bytes = (a_rows + b_rows) * 128, rank = MODE == 1 || MODE == 2 ? cluster_ctarank() : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; ++s) {
             full[s].init(1);
-            empty[s].init(MODE ? 2 : 1); /* both CTAs' consumers when they write each other's stages */
+            empty[s].init(MODE == 1 || MODE == 2 ? 2 : 1); /* both CTAs' consumers when they write each other's stages */
         }
         fence_barrier_init();
     }
-    if constexpr (MODE != 0)
+    if constexpr (MODE == 1 || MODE == 2)
         cluster_sync();
     else
         __syncthreads();
@@ -57,13 +59,33 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
             empty[s].wait(phase ^ 1);
             full[s].arrive_expect_tx(stage_bytes);
             uint8_t *sa = smem + s * stage_bytes, *sb = sa + a_rows * 128;
-            tma_load_2d(sa, map_a, full[s], kb * 64, tm * a_rows);
-            if constexpr (MODE == 0)
+            if constexpr (MODE == 3 || MODE == 4) {
+                const uint64_t hint = MODE == 3 ? l2_hint_evict_last : l2_hint_evict_first;
+                tma_load_2d_hint(sa, map_a, full[s], kb * 64, tm * a_rows, hint);
+                tma_load_2d_hint(sb, map_b, full[s], kb * 64, tn * b_rows, hint);
+            } else if constexpr (MODE == 8) {
+                for (int h = 0; h < 2; ++h) {
+                    tma_load_2d(sa + h * a_rows * 64, map_a, full[s], kb * 64 + 32 * h, tm * a_rows);
+                    tma_load_2d(sb + h * b_rows * 64, map_b, full[s], kb * 64 + 32 * h, tn * b_rows);
+                }
+            } else if constexpr (MODE == 9) {
+                for (int h = 0; h < 2; ++h) {
+                    tma_load_2d(sa + h * a_rows * 64, map_a, full[s], kb * 64, tm * a_rows + h * (a_rows / 2));
+                    tma_load_2d(sb + h * b_rows * 64, map_b, full[s], kb * 64, tn * b_rows + h * (b_rows / 2));
+                }
+            } else if constexpr (MODE == 10) {
+                tma_load_2d(sb, map_b, full[s], kb * 64, tn * b_rows);
+                tma_load_2d(sa, map_a, full[s], kb * 64, tm * a_rows);
+            } else {
+                tma_load_2d(sa, map_a, full[s], kb * 64, tm * a_rows);
+            }
+            if constexpr (MODE == 0 || (MODE >= 5 && MODE <= 7))
                 tma_load_2d(sb, map_b, full[s], kb * 64, tn * b_rows);
             else if constexpr (MODE == 1)
                 tma_load_2d_multicast(sb + rank * (b_rows / 2) * 128, map_b, full[s], kb * 64, tn * b_rows + rank * (b_rows / 2), 0x3);
-            else if (kb % 2 == (int)rank)
-                tma_load_2d_multicast(sb, map_b, full[s], kb * 64, tn * b_rows, 0x3);
+            else if constexpr (MODE == 2) {
+                if (kb % 2 == (int)rank) tma_load_2d_multicast(sb, map_b, full[s], kb * 64, tn * b_rows, 0x3);
+            }
             if (++s == stages) { s = 0; phase ^= 1; }
         }
     } else if (threadIdx.x >= 32 && threadIdx.x < 64) {
@@ -72,7 +94,7 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
         for (int kb = 0; kb < kblocks; ++kb) {
             full[s].wait(phase);
             if (threadIdx.x == 32) {
-                if constexpr (MODE != 0) {
+                if constexpr (MODE == 1 || MODE == 2) {
                     barrier_arrive_remote(empty[s], 0);
                     barrier_arrive_remote(empty[s], 1);
                 } else {
@@ -83,7 +105,7 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
         }
         if (threadIdx.x == 32) cycles[blockIdx.x] = clock64() - t0;
     }
-    if constexpr (MODE != 0) cluster_sync(); /* the peer may still multicast into or arrive on this CTA */
+    if constexpr (MODE == 1 || MODE == 2) cluster_sync(); /* the peer may still multicast into or arrive on this CTA */
 }
 __global__ void __launch_bounds__(128, 1) ingress(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                                                   int a_rows, int b_rows, int stages, int tiles_m, int kblocks,
@@ -103,15 +125,22 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
 {
     ingress_body<2>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
 }
+template <int MODE>
+__global__ void __launch_bounds__(128, 1) ingress_mode(const __grid_constant__ CUtensorMap map_a,
+                                                       const __grid_constant__ CUtensorMap map_b, int a_rows, int b_rows,
+                                                       int stages, int tiles_m, int kblocks, unsigned long long *cycles)
+{
+    ingress_body<MODE>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
+}
 
 static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
-                            CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+                            CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B, int box_k = 64)
 {
     CUtensorMap m;
     cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)k * 2};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
+    cuuint32_t box[2] = {(cuuint32_t)box_k, (cuuint32_t)box_rows}, es[2] = {1, 1};
     if (cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(p), dims, strides, box, es,
-                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, box_k == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, promotion,
                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
         fprintf(stderr, "cuTensorMapEncodeTiled failed\n");
         exit(1);
@@ -123,10 +152,11 @@ int main()
 {
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    /* m x n x k of a GEMM, its tile (a_rows x b_rows), ring stages, mode (0 own B, 1 B halves multicast, 2 B on
-     * every other k-block multicast, 5 / 6 / 7 as 0 with L2 promotion none / 64B / 128B instead of 256B): CTAs =
-     * tiles */
+    /* m x n x k of a GEMM, its tile (a_rows x b_rows), ring stages, mode (ingress_body's; 5 / 6 / 7: as 0 with L2
+     * promotion none / 64B / 128B instead of 256B): CTAs = tiles */
     struct row { int m, n, k, a_rows, b_rows, stages, mode; } rows[] = {
+        {256, 2112, 8192, 64, 64, 12, 0}, {256, 2112, 8192, 64, 64, 12, 3}, {256, 2112, 8192, 64, 64, 12, 4},
+        {256, 2112, 8192, 64, 64, 12, 8}, {256, 2112, 8192, 64, 64, 12, 9}, {256, 2112, 8192, 64, 64, 12, 10},
         {256, 2112, 8192, 64, 64, 12, 5}, {256, 2112, 8192, 64, 64, 12, 6}, {256, 2112, 8192, 64, 64, 12, 7},
         {512, 1024, 8192, 64, 64, 12, 0}, {512, 1024, 8192, 64, 64, 12, 5},
         {256, 2112, 8192, 64, 64, 12, 0}, {256, 2112, 8192, 64, 64, 12, 1}, {256, 2112, 8192, 64, 64, 12, 2},
@@ -146,10 +176,13 @@ int main()
         CK(cudaMalloc(&cyc, tiles * sizeof(unsigned long long)));
         const CUtensorMapL2promotion promo = r.mode == 5 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : r.mode == 6 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
                                              : r.mode == 7 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-        const CUtensorMap ma = map_rows(a, r.m, r.k, r.a_rows, promo),
-                          mb = map_rows(b, r.n, r.k, r.mode == 1 ? r.b_rows / 2 : r.b_rows, promo);
+        const int box_k = r.mode == 8 ? 32 : 64, a_box = r.mode == 9 ? r.a_rows / 2 : r.a_rows;
+        const CUtensorMap ma = map_rows(a, r.m, r.k, a_box, promo, box_k),
+                          mb = map_rows(b, r.n, r.k, r.mode == 1 || r.mode == 9 ? r.b_rows / 2 : r.b_rows, promo, box_k);
         const int smem = r.stages * (r.a_rows + r.b_rows) * 128 + 1024;
-        auto kernel = r.mode == 1 ? ingress_half : r.mode == 2 ? ingress_alternate : ingress;
+        auto kernel = r.mode == 1 ? ingress_half : r.mode == 2 ? ingress_alternate : r.mode == 3 ? ingress_mode<3>
+                      : r.mode == 4 ? ingress_mode<4> : r.mode == 8 ? ingress_mode<8> : r.mode == 9 ? ingress_mode<9>
+                      : r.mode == 10 ? ingress_mode<10> : ingress;
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
@@ -169,8 +202,9 @@ int main()
         CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
         for (int i = 0; i < tiles; ++i) sum += h[i];
         const double per_cta = (double)(r.a_rows + r.b_rows) * 128 * kblocks, cycles = (double)sum / tiles;
-        static const char *modes[] = {"own B", "B halves multicast", "B alternate multicast", "", "",
-                                      "no L2 promotion", "L2 promotion 64B", "L2 promotion 128B"};
+        static const char *modes[] = {"own B", "B halves multicast", "B alternate multicast", "L2 evict_last hint",
+                                      "L2 evict_first hint", "no L2 promotion", "L2 promotion 64B", "L2 promotion 128B",
+                                      "half-K boxes (64B swizzle)", "half-row boxes", "B issued before A"};
         printf("%5dx%5dx%5d tile %3dx%3d stages %2d %-22s ctas %4d (of %d SMs): %6.1f cycles per k-block (%5.1f KB), "
                "%5.1f B/cycle per CTA, %5.2f TB/s into shared memory (event time %.1f us)\n",
                r.m, r.n, r.k, r.a_rows, r.b_rows, r.stages, modes[r.mode], tiles, sms, cycles / kblocks,

@@ -25,6 +25,18 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
                  : "memory");
 }
 
+/* tma_load_2d with an L2 cache hint (the 64-bit policy operand: l2_hint_evict_last / l2_hint_evict_first). */
+__device__ __forceinline__ void tma_load_2d_hint(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
+                                                 uint64_t hint)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+                 " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(&bar.word)), "r"(x), "r"(y), "l"(hint)
+                 : "memory");
+}
+/* Cache-policy encodings of the whole access kept last / dropped first (the values CUTLASS's CacheHintSm90 names). */
+constexpr uint64_t l2_hint_evict_last = 0x14F0000000000000ull, l2_hint_evict_first = 0x12F0000000000000ull;
+
 /* The same box written at dst's offset in every cluster CTA named in cta_mask (bit i: rank i); each copy completes
  * on the barrier at bar's offset in its own CTA. */
 __device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
