@@ -30,7 +30,8 @@ constexpr int max_stages = 16;
  * in clusters of 2 whose CTAs share B (tiles_m even), MODE 1: each loads half of B's rows and multicasts it to both
  * (map_b's box is b_rows / 2), MODE 2: each loads all of B on every other k-block and multicasts it; MODE 3 / 4: own
  * boxes with an L2 evict_last / evict_first hint; MODE 8: each box as two of half the K width (64-byte rows, 64-byte
- * swizzle); MODE 9: each box as two of half the rows; MODE 10: B's box issued before A's. */
+ * swizzle); MODE 9: each box as two of half the rows; MODE 10: B's box issued before A's; MODE 11: A and B issued
+ * by two producer threads in different warps (a full barrier of two arrivals). */
 template <int MODE>
 __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUtensorMap *map_b, int a_rows, int b_rows,
                                              int stages, int tiles_m, int kblocks, unsigned long long *cycles)
@@ -41,7 +42,7 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
     const uint32_t stage_bytes = (a_rows + b_rows) * 128, rank = MODE == 1 || MODE == 2 ? cluster_ctarank() : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < stages; ++s) {
-            full[s].init(1);
+            full[s].init(MODE == 11 ? 2 : 1);
             empty[s].init(MODE == 1 || MODE == 2 ? 2 : 1); /* both CTAs' consumers when they write each other's stages */
         }
         fence_barrier_init();
@@ -52,12 +53,21 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
         __syncthreads();
     const int tm = blockIdx.x % tiles_m, tn = blockIdx.x / tiles_m;
     const unsigned long long t0 = clock64();
-    if (threadIdx.x == 0) {
+    if (MODE == 11 && threadIdx.x == 64) { /* the second producer: B */
         int s = 0;
         uint32_t phase = 0;
         for (int kb = 0; kb < kblocks; ++kb) {
             empty[s].wait(phase ^ 1);
-            full[s].arrive_expect_tx(stage_bytes);
+            full[s].arrive_expect_tx(b_rows * 128);
+            tma_load_2d(smem + s * stage_bytes + a_rows * 128, map_b, full[s], kb * 64, tn * b_rows);
+            if (++s == stages) { s = 0; phase ^= 1; }
+        }
+    } else if (threadIdx.x == 0) {
+        int s = 0;
+        uint32_t phase = 0;
+        for (int kb = 0; kb < kblocks; ++kb) {
+            empty[s].wait(phase ^ 1);
+            full[s].arrive_expect_tx(MODE == 11 ? a_rows * 128 : stage_bytes);
             uint8_t *sa = smem + s * stage_bytes, *sb = sa + a_rows * 128;
             if constexpr (MODE == 3 || MODE == 4) {
                 const uint64_t hint = MODE == 3 ? l2_hint_evict_last : l2_hint_evict_first;
@@ -155,6 +165,7 @@ int main()
     /* m x n x k of a GEMM, its tile (a_rows x b_rows), ring stages, mode (ingress_body's; 5 / 6 / 7: as 0 with L2
      * promotion none / 64B / 128B instead of 256B): CTAs = tiles */
     struct row { int m, n, k, a_rows, b_rows, stages, mode; } rows[] = {
+        {256, 2112, 8192, 64, 64, 12, 11}, {256, 2112, 8192, 64, 64, 8, 11}, {512, 4224, 8192, 128, 128, 6, 11},
         {256, 2112, 8192, 64, 64, 12, 0}, {256, 2112, 8192, 64, 64, 12, 3}, {256, 2112, 8192, 64, 64, 12, 4},
         {256, 2112, 8192, 64, 64, 12, 8}, {256, 2112, 8192, 64, 64, 12, 9}, {256, 2112, 8192, 64, 64, 12, 10},
         {256, 2112, 8192, 64, 64, 12, 5}, {256, 2112, 8192, 64, 64, 12, 6}, {256, 2112, 8192, 64, 64, 12, 7},
@@ -182,7 +193,7 @@ int main()
         const int smem = r.stages * (r.a_rows + r.b_rows) * 128 + 1024;
         auto kernel = r.mode == 1 ? ingress_half : r.mode == 2 ? ingress_alternate : r.mode == 3 ? ingress_mode<3>
                       : r.mode == 4 ? ingress_mode<4> : r.mode == 8 ? ingress_mode<8> : r.mode == 9 ? ingress_mode<9>
-                      : r.mode == 10 ? ingress_mode<10> : ingress;
+                      : r.mode == 10 ? ingress_mode<10> : r.mode == 11 ? ingress_mode<11> : ingress;
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
@@ -204,7 +215,8 @@ int main()
         const double per_cta = (double)(r.a_rows + r.b_rows) * 128 * kblocks, cycles = (double)sum / tiles;
         static const char *modes[] = {"own B", "B halves multicast", "B alternate multicast", "L2 evict_last hint",
                                       "L2 evict_first hint", "no L2 promotion", "L2 promotion 64B", "L2 promotion 128B",
-                                      "half-K boxes (64B swizzle)", "half-row boxes", "B issued before A"};
+                                      "half-K boxes (64B swizzle)", "half-row boxes", "B issued before A",
+                                      "A and B by two producers"};
         printf("%5dx%5dx%5d tile %3dx%3d stages %2d %-22s ctas %4d (of %d SMs): %6.1f cycles per k-block (%5.1f KB), "
                "%5.1f B/cycle per CTA, %5.2f TB/s into shared memory (event time %.1f us)\n",
                r.m, r.n, r.k, r.a_rows, r.b_rows, r.stages, modes[r.mode], tiles, sms, cycles / kblocks,
