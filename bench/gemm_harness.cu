@@ -221,14 +221,15 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.tma_store = !c.direct && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);
+    p.split = sh.cluster == 2 || pooled_fits(sh) ? c.split : 1;
+    const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */
+    p.tma_store = !c.direct && !pooled && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
     const uint32_t chunk = 128 / eo, tail = HK_GEMM_TAIL(sh.bn, sh.swap, (int)eo);
     CUtensorMap mt = p.tma_store && tail ? make_map(q.d, q.out, q.n, q.m, q.ldd, sh.swap ? chunk : tail, sh.swap ? tail : 64, sh.swap) : md;
     p.vec2 = !sh.swap && q.ldd % 2 == 0 && q.n % 2 == 0 && (q.beta == 0 || q.ldc % 2 == 0);
     p.d = q.d; p.c = q.c; p.ldd = q.ldd; p.ldc = q.ldc; p.alpha = q.alpha; p.beta = q.beta;
-    p.split = sh.cluster == 2 || pooled_fits(sh) ? c.split : 1;
-    if (p.split > 1 && pooled_fits(sh)) {
+    if (pooled) {
         const size_t need = hk_gemm_pooled_bytes(((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn), p.split, sh.bm, sh.bn);
         if (need > hk_ws_bytes) { fprintf(stderr, "%s: workspace of %zu bytes needed\n", cfg_name(c).c_str(), need); exit(1); }
         p.workspace = hk_ws;
@@ -243,7 +244,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     launch(c, k, grid, HK_GEMM_THREADS(sh.bm), sh.smem, st, ma, mb, md, mt, p);
-    if (p.split > 1 && pooled_fits(sh)) { /* the sum kernel adds the parked parts and writes D */
+    if (pooled) { /* the sum kernel adds the parked parts and writes D */
         auto sum = q.out == BF16 ? hk_gemm_sm90_pooled_sum_bf16 : q.out == F32 ? hk_gemm_sm90_pooled_sum_f32
                                                                              : hk_gemm_sm90_pooled_sum_f16;
         launch(c, sum, HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bn), 128, 0, st, p);

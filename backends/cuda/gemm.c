@@ -183,12 +183,14 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
             (st = hk_gemm_operand_map(&map_b, in_type, a->b, a->ldb, ei, a->n, a->k, !a->trans_b, box_k, (uint32_t)sh->bn)))
             return st;
     }
+    /* a pooled split's parts write only the workspace; the sum kernel writes D from registers: no D maps */
+    const bool pooled = split > 1 && hk_gemm_pooled(sh);
     hk_gemm_params p = {
         .m = (int32_t)km,
         .n = (int32_t)kn,
         .k = (int32_t)a->k,
         .group_m = HK_GEMM_GROUP_M,
-        .tma_store = hk_gemm_tma_store_ok(sh->persist, sh->swap, a->d, a->ldd, a->n, (int64_t)eo),
+        .tma_store = !pooled && hk_gemm_tma_store_ok(sh->persist, sh->swap, a->d, a->ldd, a->n, (int64_t)eo),
         .split = split,
         .promote = promote,
         .d = a->d,
@@ -197,6 +199,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .ldc = a->ldc,
         .alpha = a->alpha * a->scale_a * a->scale_b,
         .beta = a->beta,
+        .workspace = pooled ? a->workspace : NULL,
     };
     p.vec2 = !sh->swap && a->ldd % 2 == 0 && a->n % 2 == 0 && ((uintptr_t)a->d % (2 * eo)) == 0 &&
              (!a->c || (a->ldc % 2 == 0 && (uintptr_t)a->c % (2 * eo) == 0));
@@ -216,9 +219,6 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     const int64_t tiles_m = hk_gemm_cdiv(km, sh->bm), tiles_n = hk_gemm_cdiv(kn, sh->bn), tiles = tiles_m * tiles_n;
     const int64_t units = tiles * split; /* a unit: one part of K of one tile */
     const int64_t ctas = sh->persist ? (units < sms ? units : sms) : sh->cluster * hk_gemm_cdiv(units, sh->cluster);
-    const bool pooled = split > 1 && hk_gemm_pooled(sh);
-    if (pooled)
-        p.workspace = a->workspace;
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);

@@ -280,6 +280,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     static_assert(S::pool && S::bm == 64, "one consumer warpgroup parked each part");
     using acc_t = accum_64xN<S::bn>;
     constexpr int threads = 128, slot_floats = threads * acc_t::regs, strips = acc_t::regs / 4;
+    static_assert(strips == HK_GEMM_POOLED_SUM_CTAS(1, S::bn), "the host launches one CTA per strip");
     const int tile = block_x() / strips, strip = block_x() % strips;
     int tm, tn;
     gemm_tile(tile, (p.m + S::bm - 1) / S::bm, (p.n + S::bn - 1) / S::bn, p.group_m, tm, tn);
