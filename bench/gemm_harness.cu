@@ -864,12 +864,14 @@ int main(int argc, char **argv)
         row8(s[0], s[1], s[2], {});
     }
     row(16, 8192, 8192, {}, 20);
-    if (const char *extra = getenv("HK_BENCH_EXTRA")) /* e.g. "128x1024x2048,256x256x4096": more nt rows, all modes */
+    if (const char *extra = getenv("HK_BENCH_EXTRA")) /* e.g. "128x1024x2048,256x256x4096tt": more rows, nt in all
+                                                       * modes, or bf16 in the layout named */
         for (const char *item = extra; *item;) {
             int m, n, k;
-            if (sscanf(item, "%dx%dx%d", &m, &n, &k) == 3) {
-                row(m, n, k, {}, calls_for(m, n, k));
-                row8(m, n, k, {});
+            char lay[3] = "nt";
+            if (sscanf(item, "%dx%dx%d%2[nt]", &m, &n, &k, lay) >= 3 && strlen(lay) == 2) {
+                row(m, n, k, {}, calls_for(m, n, k), BF16, lay[0] == 't', lay[1] == 't');
+                if (!strcmp(lay, "nt")) row8(m, n, k, {});
             }
             const char *end = strchr(item, ',');
             item = end ? end + 1 : item + strlen(item);

@@ -130,6 +130,10 @@ static const gemm_case cases[] = {
     {"nt_bf16_130x1000x4104_sk64_f16_beta", TH_GPU, 130, 1000, 4104, BF, F16, 0, 1, 0, 0, 0, 0, 1, -0.5f, C_SEPARATE, 0, 0, 0},
     {"tn_bf16_256x520x2048_sk64_f32", TH_GPU, 256, 520, 2048, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"nt_e4m3fn_128x640x8208_sk64_alias", TH_GPU, 128, 640, 8208, FN, BF, 0, 1, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 1, 1, 0},
+    /* one wave of 128 x 64 tiles over long k, K halved over clusters of 2 (sm_90a SK128): bf16 on one tile row, fp8
+     * with fp32 accumulation on two */
+    {"nt_bf16_128x2200x4096_sk128_alias", TH_GPU, 128, 2200, 4096, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0.5f, C_ALIAS, 0, 0, 0},
+    {"nt_e4m3fn_256x1100x8192_sk128", TH_GPU, 256, 1100, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
@@ -264,6 +268,13 @@ static const forced_case forced_cases[] = {
      * route's choice runs instead */
     {{"nt_e4m3fn_1100x1000x2064_p256_falls_back_to_f32", TH_GPU, 1100, 1000, 2064, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "p256", 0},
+    /* SK128 forced: tiles whose second 64 rows lie past m, ragged n and k, beta, both K-major-B layouts, fp32
+     * accumulation */
+    {{"nt_bf16_300x520x1000_sk128_f16_beta", TH_GPU, 300, 520, 1000, BF, F16, 0, 1, 0, 0, 2, 0, 1, 0.5f, C_SEPARATE, 0, 0, 0},
+     "sk128:2", 0},
+    {{"tt_bf16_200x136x2056_sk128_f32", TH_GPU, 200, 136, 2056, BF, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, "sk128:2", 0},
+    {{"nt_e4m3fn_260x400x2048_sk128_to_f32", TH_GPU, 260, 400, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "sk128:2", 0},
     /* K split through the workspace (sm_90a PK64) forced: uneven parts, every layout and output, beta, up to 12
      * parts, fp32 accumulation */
     {{"nt_bf16_130x300x1000_pk64_split8_beta", TH_GPU, 130, 300, 1000, BF, BF, 0, 1, 0, 0, 2, 0, 1, 1, C_SEPARATE, 0, 0, 0},

@@ -32,6 +32,8 @@
  *        memory (no workspace), each storing half of its columns. For long K over at most half a wave of
  *        tiles (it replaced a 128 x 128 form, SK2, that served such shapes with a quarter of the CTAs:
  *        bench/NOTES.md, ninth session);
+ *  SK128  SK64's cluster split on 128 x 64 tiles (two consumer warpgroups): where m fills whole 128-row tiles it
+ *        runs as many CTAs as M64N64 with half the k-blocks each and a quarter fewer bytes per flop; long K only;
  *  M64, M64N64  one 64 x 128 or 64 x 64 tile per CTA, one consumer warpgroup, no cluster (a cluster launch
  *        cost ~10% at these sizes): small problems, more CTAs than 128-row tiles; M64N64's 12 stages keep more
  *        bytes in flight, which its long-K rows (latency-bound, not L2-bound) gain 4-7% from (eleventh session);
@@ -57,6 +59,7 @@
     X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3, 0)                                                             \
     X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4, 0)                                                          \
     X(SK64, _sk64, 64, 64, 8, 2, 0, 0, 0, 0)                                                                    \
+    X(SK128, _sk128, 128, 64, 8, 2, 0, 0, 1, 0)                                                                 \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0, 0)                                                                     \
     X(M64N64, _m64n64, 64, 64, 12, 1, 0, 0, 0, 0)                                                               \
     X(PK64, _pk64, 64, 64, 8, 1, 0, 0, 0, 1)                                                                    \
@@ -139,7 +142,17 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = 2;
             best = HK_GEMM_SK64;
         } else {
-            best = HK_GEMM_M64N64;
+            /* SK128 where it beat M64N64 (bench/NOTES.md, twelfth session): K of 64 k-blocks or more, m in whole
+             * 128-row tiles; with fp32 accumulation at every m measured (up to 640), with fast accumulation up to 3
+             * tile rows, in bf16 at one (with 2-5 it lost 3-18%) */
+            const int64_t rows128 = hk_gemm_cdiv(m, 128);
+            if (trans_b && kblocks >= 64 && 2 * rows128 == hk_gemm_cdiv(m, 64) &&
+                (promote || rows128 <= (box_k == 128 ? 3 : 1))) {
+                *split = 2;
+                best = HK_GEMM_SK128;
+            } else {
+                best = HK_GEMM_M64N64;
+            }
         }
     } else if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32)) {
         best = HK_GEMM_M64;
