@@ -46,6 +46,7 @@ struct shape_info {
     int bm, bn, cluster, persist, swap, pool;
     unsigned smem;
     kern_t bf16[4][3], e4m3[2];
+    void (*sum[3])(gemm_params); /* pooled shapes: the sum kernel per output */
 };
 #define HK_KB(pre, suffix) {pre##bf16##suffix, pre##f32##suffix, pre##f16##suffix}
 #define HK_SHAPE_00(id, suffix)                                                                                    \
@@ -64,13 +65,16 @@ struct shape_info {
 #define HK_FP8_10 HK_FP8_SHAPE
 #define HK_FP8_12(suffix) {}
 #define HK_FP8_04 HK_FP8_SHAPE
+#define HK_SUM_0(suffix) {}
+#define HK_SUM_1(suffix) {hk_gemm_sm90_pooled_sum_bf16##suffix, hk_gemm_sm90_pooled_sum_f32##suffix, hk_gemm_sm90_pooled_sum_f16##suffix}
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                          \
     {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)), \
-     HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix)},
+     HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix), HK_SUM_##pool(suffix)},
 /* experiments: X(id, bm, bn, stages, cluster, swap, pool), one tile per CTA, bf16 nt -> bf16 and e4m3 nt -> bf16;
  * none at present (bench/NOTES.md lists those measured and dropped) */
 #define HK_EXPERIMENTS(X)
 #define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap, pool)                                                    \
+    static_assert(!(pool), "a pooled experiment needs a sum kernel of its own");                                   \
     using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap, pool>;                       \
     HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster) \
     HK_GEMM_KERNEL(hk_gemm_x8_##id, __nv_fp8_e4m3, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
@@ -245,9 +249,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     launch(c, k, grid, HK_GEMM_THREADS(sh.bm), sh.smem, st, ma, mb, md, mt, p);
     if (pooled) { /* the sum kernel adds the parked parts and writes D */
-        auto sum = q.out == BF16 ? hk_gemm_sm90_pooled_sum_bf16 : q.out == F32 ? hk_gemm_sm90_pooled_sum_f32
-                                                                             : hk_gemm_sm90_pooled_sum_f16;
-        launch(c, sum, HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bn), 128, 0, st, p);
+        launch(c, sh.sum[q.out == BF16 ? 0 : q.out == F32 ? 1 : 2], HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn), 128, 0, st, p);
     }
     return true;
 }

@@ -285,6 +285,13 @@ static const forced_case forced_cases[] = {
      "pk64:12", 1},
     {{"nt_e4m3fn_200x400x2048_pk64_split4_to_f32", TH_GPU, 200, 400, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "pk64:4", 1},
+    /* the same on 128 x 128 tiles (sm_90a PK128): both warpgroups' parts, the second's rows past m in some tiles */
+    {{"nt_bf16_200x300x2000_pk128_split6_beta", TH_GPU, 200, 300, 2000, BF, BF, 0, 1, 0, 0, 2, 0, 1, -1, C_SEPARATE, 0, 0, 0},
+     "pk128:6", 1},
+    {{"tn_bf16_136x264x3080_pk128_split16_f32", TH_GPU, 136, 264, 3080, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     "pk128:16", 1},
+    {{"nt_e4m3fn_300x200x4096_pk128_split4_to_f32", TH_GPU, 300, 200, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "pk128:4", 1},
     /* more parts than the SMs hold at once: the parts' kernel runs in waves */
     {{"nt_bf16_520x600x2000_pk64_split3_waves", TH_GPU, 520, 600, 2000, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
      "pk64:3", 1},
@@ -294,6 +301,8 @@ static const forced_case forced_cases[] = {
      0, 0, 0}, NULL, 1},
     {{"nt_e4m3fn_256x256x16384_workspace_to_f32", TH_NOT_EMU, 256, 256, 16384, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
+    {{"nt_bf16_256x1152x8192_workspace_pk128_f32_beta", TH_NOT_EMU, 256, 1152, 8192, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
+     C_SEPARATE, 0, 0, 0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
 

@@ -228,8 +228,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     if ((st = hk_gpu_launch_dependent(ctx, kernel, grid, block, sh->smem, a->stream, params)) || !pooled)
         return st;
     /* the parts are parked: the sum kernel (which waits for them the same way) adds them and writes D */
-    hk_format(kernel, sizeof kernel, "hk_gemm_sm90_pooled_sum_%s", hk_gemm_out_name(a->d_type));
-    const unsigned sum_grid[3] = {(unsigned)HK_GEMM_POOLED_SUM_CTAS(tiles, sh->bn), 1, 1}, sum_block[3] = {128, 1, 1};
+    hk_format(kernel, sizeof kernel, "hk_gemm_sm90_pooled_sum_%s%s", hk_gemm_out_name(a->d_type), sh->suffix);
+    const unsigned sum_grid[3] = {(unsigned)HK_GEMM_POOLED_SUM_CTAS(tiles, sh->bm, sh->bn), 1, 1}, sum_block[3] = {128, 1, 1};
     void *sum_params[] = {&p};
     return hk_gpu_launch_dependent(ctx, kernel, sum_grid, sum_block, 0, a->stream, sum_params);
 }
@@ -239,9 +239,9 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
     .name = "cuda.gemm.wgmma",
     .description = "TMA + wgmma GEMM, mbarrier pipelines: persistent 128-row tiles 320 to 96 wide or 192 x 96 "
                    "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
-                   "or 64x128 tiles, 64x64 with K split over a 2-CTA cluster (DSMEM reduction) for long K, when tiles "
-                   "are few, or in up to 16 parts parked in the caller's workspace and added by a second kernel when "
-                   "tiles are fewer still; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
+                   "or 64x128 tiles, 64x64 or 128x64 with K split over a 2-CTA cluster (DSMEM reduction) for long K, "
+                   "when tiles are few, or 64x64 or 128x128 in up to 16 parts parked in the caller's workspace and "
+                   "added by a second kernel; skinny M (<= 64, row-major A) as D^T = B^T A^T in 64-row tiles: bf16 (all "
                    "trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> bf16/f32 (without "
                    "fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three consumer warpgroups "
                    "or tiles up to 192 wide, the next k-block in flight on tiles up to 128 wide); a, b 16-byte "

@@ -78,34 +78,41 @@ template <bool SWAP> __device__ __forceinline__ int64_t gemm_at(int row, int col
     return SWAP ? col * ld + row : row * ld + col;
 }
 
+/* D's elements (row, col) and (row, col + 1) of the kernel's result, the second only inside n: alpha * (x, y) +
+ * beta * C, as one 2-element store where D allows (never when swapped: the pair then spans two rows of D). */
+template <class TO, bool SWAP>
+__device__ __forceinline__ void gemm_store_pair(const gemm_params &p, int row, int col, float x, float y)
+{
+    TO *d = static_cast<TO *>(p.d);
+    const TO *c = static_cast<const TO *>(p.c);
+    const bool pair = col + 1 < p.n;
+    x *= p.alpha;
+    y *= p.alpha;
+    if (p.beta != 0.f) {
+        x += p.beta * load_as_float(c + gemm_at<SWAP>(row, col, p.ldc));
+        if (pair) y += p.beta * load_as_float(c + gemm_at<SWAP>(row, col + 1, p.ldc));
+    }
+    TO *dp = d + gemm_at<SWAP>(row, col, p.ldd);
+    if (!SWAP && pair && p.vec2) {
+        store_from_float2(dp, x, y);
+    } else {
+        store_from_float(dp, x);
+        if (pair) store_from_float(d + gemm_at<SWAP>(row, col + 1, p.ldd), y);
+    }
+}
+
 /* Write one warpgroup's 64 x BN accumulator at (row0, col0) from registers, masked to m x n; only
- * registers [r0, r1) (a column slice: 4 registers per 8 columns). Column pairs are one store where D
- * allows (never when swapped: a pair then spans two rows of D). */
+ * registers [r0, r1) (a column slice: 4 registers per 8 columns). */
 template <class TO, bool SWAP, int BN>
 __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_params &p, int row0, int col0, int r0, int r1)
 {
     using acc_t = accum_64xN<BN>;
     const int ln = lane(), wp = warp() % 4;
-    TO *d = static_cast<TO *>(p.d);
-    const TO *c = static_cast<const TO *>(p.c);
-    const bool use_c = p.beta != 0.f;
 #pragma unroll
     for (int r = 0; r < acc_t::regs; r += 2) {
         const int row = row0 + acc_t::row(r, ln, wp), col = col0 + acc_t::col(r, ln);
         if (r < r0 || r >= r1 || row >= p.m || col >= p.n) continue;
-        const bool pair = col + 1 < p.n;
-        float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
-        if (use_c) {
-            x += p.beta * load_as_float(c + gemm_at<SWAP>(row, col, p.ldc));
-            if (pair) y += p.beta * load_as_float(c + gemm_at<SWAP>(row, col + 1, p.ldc));
-        }
-        TO *dp = d + gemm_at<SWAP>(row, col, p.ldd);
-        if (!SWAP && pair && p.vec2) {
-            store_from_float2(dp, x, y);
-        } else {
-            store_from_float(dp, x);
-            if (pair) store_from_float(d + gemm_at<SWAP>(row, col + 1, p.ldd), y);
-        }
+        gemm_store_pair<TO, SWAP>(p, row, col, acc.v[r], acc.v[r + 1]);
     }
 }
 
@@ -272,37 +279,45 @@ __device__ __forceinline__ void gemm_pooled_park(const accum_64xN<BN> &acc, cons
 
 /* The pooled split's second kernel, launched right after the parts' kernel (which it waits for): adds each tile's
  * parked parts in part order, so D does not depend on timing, and writes D. A CTA of 128 threads (the frame of
- * the consumer warpgroup that parked them) takes one float4 of every fragment, an 8-column strip of the tile:
- * tiles x BN / 8 CTAs, so that a pooled split's few tiles spread their slot reads over the SMs. */
+ * one consumer warpgroup that parked them) takes one float4 of every fragment of that warpgroup, an 8-column strip
+ * of its 64 rows: tiles x BM / 64 x BN / 8 CTAs, so that a pooled split's few tiles spread their slot reads over
+ * the SMs. */
 template <class TO, class S>
 __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
 {
-    static_assert(S::pool && S::bm == 64, "one consumer warpgroup parked each part");
+    static_assert(S::pool, "the parts were parked by a pooled shape");
     using acc_t = accum_64xN<S::bn>;
-    constexpr int threads = 128, slot_floats = threads * acc_t::regs, strips = acc_t::regs / 4;
-    static_assert(strips == HK_GEMM_POOLED_SUM_CTAS(1, S::bn), "the host launches one CTA per strip");
-    const int tile = block_x() / strips, strip = block_x() % strips;
+    constexpr int threads = 128 * S::consumers, slot_floats = threads * acc_t::regs, strips = acc_t::regs / 4;
+    static_assert(strips * S::consumers == HK_GEMM_POOLED_SUM_CTAS(1, S::bm, S::bn), "the host launches one CTA per strip");
+    const int tile = block_x() / (strips * S::consumers), slab = block_x() / strips % S::consumers,
+              strip = block_x() % strips;
     int tm, tn;
     gemm_tile(tile, (p.m + S::bm - 1) / S::bm, (p.n + S::bn - 1) / S::bn, p.group_m, tm, tn);
+    const int row0 = tm * S::bm + slab * 64;
+    if (row0 >= p.m) return; /* its warpgroup had no rows and parked nothing */
     grid_dependency_wait();
     grid_dependents_launch();
     const float *slot = static_cast<const float *>(p.workspace) + (int64_t)tile * p.split * slot_floats +
-                        (strip * threads + thread()) * 4;
-    vec<float, 4> part[HK_GEMM_POOLED_MAX];
+                        (strip * threads + slab * 128 + thread()) * 4;
+    /* the thread's four registers of the strip, with no accumulator array: few registers, many CTAs per SM */
+    constexpr int batch = 8; /* parts whose loads are in flight together */
+    vec<float, 4> sum{{0.f, 0.f, 0.f, 0.f}};
+    for (int s0 = 0; s0 < p.split; s0 += batch) {
+        vec<float, 4> part[batch];
 #pragma unroll
-    for (int s = 0; s < HK_GEMM_POOLED_MAX; ++s) /* every load in flight before the first add */
-        if (s < p.split) part[s] = load_vec<4>(slot + s * slot_floats, cache_stream());
-    acc_t acc;
-    acc.zero();
+        for (int s = 0; s < batch; ++s)
+            if (s0 + s < p.split) part[s] = load_vec<4>(slot + (s0 + s) * slot_floats, cache_stream());
 #pragma unroll
-    for (int i = 0; i < strips; ++i) {
-        if (i != strip) continue; /* registers by constant index only */
-#pragma unroll
-        for (int s = 0; s < HK_GEMM_POOLED_MAX; ++s)
-            if (s < p.split)
-                for (int j = 0; j < 4; ++j) acc.v[4 * i + j] += part[s].v[j];
+        for (int s = 0; s < batch; ++s)
+            if (s0 + s < p.split)
+                for (int j = 0; j < 4; ++j) sum.v[j] += part[s].v[j];
     }
-    gemm_epilogue<TO, false, S::bn>(acc, p, tm * S::bm, tn * S::bn, 4 * strip, 4 * strip + 4);
+    const int ln = lane(), wp = warp() % 4;
+#pragma unroll
+    for (int j = 0; j < 4; j += 2) {
+        const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = tn * S::bn + acc_t::col(r, ln);
+        if (row < p.m && col < p.n) gemm_store_pair<TO, false>(p, row, col, sum.v[j], sum.v[j + 1]);
+    }
 }
 
 /* T: input element (bf16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
@@ -603,13 +618,18 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                 \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)
-/* The pooled split's sum, one kernel per output type: hk_gemm_sm90_pooled_sum_<out> */
-#define HK_GEMM_POOLED_SUM(out, TO)                                                                                    \
+/* The pooled shapes' sums, one kernel per output type: hk_gemm_sm90_pooled_sum_<out><shape suffix> */
+#define HK_GEMM_POOLED_SUM(out, TO, S, suffix)                                                                         \
     extern "C" __global__ void __launch_bounds__(128)                                                                  \
-        hk_gemm_sm90_pooled_sum_##out(const __grid_constant__ hk::hopper::gemm_params p)                               \
+        hk_gemm_sm90_pooled_sum_##out##suffix(const __grid_constant__ hk::hopper::gemm_params p)                       \
     {                                                                                                                  \
-        hk::hopper::gemm_pooled_sum<TO, hk::hopper::gemm_shape_PK64>(p);                                               \
+        hk::hopper::gemm_pooled_sum<TO, S>(p);                                                                         \
     }
-HK_GEMM_POOLED_SUM(bf16, __nv_bfloat16)
-HK_GEMM_POOLED_SUM(f32, float)
-HK_GEMM_POOLED_SUM(f16, __half)
+#define HK_GEMM_POOLED_SUMS_0(id, suffix)
+#define HK_GEMM_POOLED_SUMS_1(id, suffix)                                                                              \
+    HK_GEMM_POOLED_SUM(bf16, __nv_bfloat16, hk::hopper::gemm_shape_##id, suffix)                                     \
+    HK_GEMM_POOLED_SUM(f32, float, hk::hopper::gemm_shape_##id, suffix)                                              \
+    HK_GEMM_POOLED_SUM(f16, __half, hk::hopper::gemm_shape_##id, suffix)
+#define HK_GEMM_POOLED_SUMS(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                              \
+    HK_GEMM_POOLED_SUMS_##pool(id, suffix)
+HK_GEMM_SHAPES(HK_GEMM_POOLED_SUMS)

@@ -40,6 +40,8 @@
  *  PK64  M64N64 with K in params.split parts, one per CTA, parked in the caller's workspace (pooled) and added
  *        by a second kernel: long K over tiles too few for SK64's halves to fill the SMs. Kernels of their own:
  *        the pooled code in the unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
+ *  PK128 the same on 128 x 128 tiles (two consumer warpgroups): fewer bytes per flop where 64 x 64 tiles fill the
+ *        SMs without a split but run at their load floor;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
@@ -63,6 +65,7 @@
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0, 0)                                                                     \
     X(M64N64, _m64n64, 64, 64, 12, 1, 0, 0, 0, 0)                                                               \
     X(PK64, _pk64, 64, 64, 8, 1, 0, 0, 0, 1)                                                                    \
+    X(PK128, _pk128, 128, 128, 6, 1, 0, 0, 0, 1)                                                                \
     X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0, 0)                                                                   \
     X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0, 0)                                                                   \
     X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0, 0)                                                                   \
@@ -97,15 +100,15 @@ static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / 
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
 /* K split through the workspace (pooled shapes): parts of a tile on separate CTAs, one each, park their fp32
- * partial tiles there; a second kernel (hk_gemm_sm90_pooled_sum_<out>, HK_GEMM_POOLED_SUM_CTAS of 128 threads)
- * adds them and writes D. */
+ * partial tiles there; a second kernel (hk_gemm_sm90_pooled_sum_<out><shape suffix>, HK_GEMM_POOLED_SUM_CTAS of 128
+ * threads) adds them and writes D. */
 #define HK_GEMM_POOLED_MAX 16
 static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t bm, int64_t bn)
 {
     return split > 1 ? tiles * split * bm * bn * 4 : 0;
 }
-/* one CTA per 8-column strip of a 64-row tile */
-#define HK_GEMM_POOLED_SUM_CTAS(tiles, bn) ((tiles) * (bn) / 8)
+/* one CTA per 8-column strip of each 64 rows of a tile */
+#define HK_GEMM_POOLED_SUM_CTAS(tiles, bm, bn) ((tiles) * ((bm) / 64) * ((bn) / 8))
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
                                 int64_t sms, int64_t workspace_bytes, int32_t *split)
@@ -142,12 +145,18 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = 2;
             best = HK_GEMM_SK64;
         } else {
-            /* SK128 where it beat M64N64 (bench/NOTES.md, twelfth session): K of 64 k-blocks or more, m in whole
-             * 128-row tiles; with fp32 accumulation at every m measured (up to 640), with fast accumulation up to 3
-             * tile rows, in bf16 at one (with 2-5 it lost 3-18%) */
-            const int64_t rows128 = hk_gemm_cdiv(m, 128);
-            if (trans_b && kblocks >= 64 && 2 * rows128 == hk_gemm_cdiv(m, 64) &&
-                (promote || rows128 <= (box_k == 128 ? 3 : 1))) {
+            /* Where they beat M64N64 (bench/NOTES.md, twelfth session), with m (and for PK128 n) in whole 128-row
+             * tiles: PK128 with as many parts as the SMs hold, at least 4, for K of 128 k-blocks or more on more than
+             * one tile row (given the workspace); else SK128 for K of 64 k-blocks or more, with fp32 accumulation at
+             * every m measured (up to 640), with fast accumulation up to 3 tile rows, in bf16 at one (with 2-5 it
+             * lost 3-18%). */
+            const int64_t rows128 = hk_gemm_cdiv(m, 128), cols128 = hk_gemm_cdiv(n, 128), parts = sms / (rows128 * cols128);
+            const bool whole_rows = 2 * rows128 == hk_gemm_cdiv(m, 64), whole_cols = 2 * cols128 == hk_gemm_cdiv(n, 64);
+            if (whole_rows && whole_cols && rows128 > 1 && kblocks >= 128 && parts >= 4 &&
+                hk_gemm_pooled_bytes(rows128 * cols128, parts, 128, 128) <= workspace_bytes) {
+                *split = (int32_t)parts;
+                best = HK_GEMM_PK128;
+            } else if (trans_b && kblocks >= 64 && whole_rows && (promote || rows128 <= (box_k == 128 ? 3 : 1))) {
                 *split = 2;
                 best = HK_GEMM_SK128;
             } else {
