@@ -301,7 +301,7 @@ static const forced_case forced_cases[] = {
      0, 0, 0}, NULL, 1},
     {{"nt_e4m3fn_256x256x16384_workspace_to_f32", TH_NOT_EMU, 256, 256, 16384, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
-    {{"nt_bf16_256x1152x8192_workspace_pk128_f32_beta", TH_NOT_EMU, 256, 1152, 8192, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
+    {{"nt_bf16_256x1152x8192_workspace_pk128_f32_beta", TH_GPU, 256, 1152, 8192, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
      C_SEPARATE, 0, 0, 0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
