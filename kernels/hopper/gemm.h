@@ -190,13 +190,13 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     if (best == HK_GEMM_SK64 && workspace_bytes > 0) {
         /* Pooled K split (the caller's workspace): 64 x 64 tiles with K in as many parts as the SMs hold, each at least
          * 8 k-blocks, where that is more than SK64's two (since the sum kernel needs few registers it beat SK64 on
-         * every such row measured, by 11-91%; with two parts SK64's DSMEM halves won: bench/NOTES.md, eleventh and
-         * twelfth sessions). */
+         * every such row measured, by 11-91%), or two in bf16 (level to +13%; fp8 lost up to 6%: bench/NOTES.md,
+         * twelfth session). */
         int64_t parts = sms / tiles64x64;
         parts = parts < HK_GEMM_POOLED_MAX ? parts : HK_GEMM_POOLED_MAX;
         while (parts > 2 && kblocks < 8 * parts)
             --parts;
-        if (parts > 2 && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
+        if ((parts > 2 || (parts == 2 && box_k == 64)) && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
             best = HK_GEMM_PK64;
             *split = (int32_t)parts;
         }
