@@ -190,7 +190,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     if (best == HK_GEMM_SK64 && workspace_bytes > 0) {
         /* Pooled K split (the caller's workspace): 64 x 64 tiles with K in as many parts as the SMs hold, each at least
          * 8 k-blocks, where that is more than SK64's two (since the sum kernel needs few registers it beat SK64 on
-         * every such row measured, by 11-91%), or two in bf16 (level to +13%; fp8 lost up to 6%: bench/NOTES.md,
+         * every such row measured, by 11-91%), or two in bf16 (-1% to +14%; fp8 lost up to 6%: bench/NOTES.md,
          * twelfth session). */
         int64_t parts = sms / tiles64x64;
         parts = parts < HK_GEMM_POOLED_MAX ? parts : HK_GEMM_POOLED_MAX;
