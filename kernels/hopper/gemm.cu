@@ -367,10 +367,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     /* Work units: unit u is part u % split of K (k-blocks [kb0, kb1)) of tile u / split. The persistent shapes
      * walk units grid-strided; the others take one each, the block's index, so that a cluster's two CTAs share a
      * tile when split is 2. The parts meet in distributed shared memory (clusters) or the workspace (pooled). */
-    constexpr bool can_pool = S::pool;
-    const int split = S::cluster == 2 || can_pool ? p.split : 1, units = count * split;
+    const int split = S::cluster == 2 || S::pool ? p.split : 1, units = count * split;
     const int first = block_x(), step = S::persist ? grid_dim_x() : units;
-    const bool pooled = can_pool && split > 1;
+    const bool pooled = S::pool && split > 1;
     auto unit_of = [&](int u, int &tm, int &tn, int &part, int &kb0, int &kb1) {
         if (split == 1) { /* no divisions on the unsplit path: they delay the first load of small problems */
             gemm_tile(u, tiles_m, tiles_n, p.group_m, tm, tn);
@@ -523,7 +522,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             reg_fence(acc.v);
             if (prev >= 0) release(prev);
         }
-        if constexpr (can_pool) {
+        if constexpr (S::pool) {
             if (pooled) {
                 gemm_pooled_park<bn, 128 * S::consumers>(acc, p, u / split, part);
                 continue; /* gemm_pooled_sum finishes the tile */

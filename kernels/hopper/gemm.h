@@ -6,6 +6,7 @@
 #ifndef HK_HOPPER_GEMM_H
 #define HK_HOPPER_GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define HK_GEMM_BOX_K 128  /* bytes of K per k-block (64 bf16 or 128 e4m3): one 128-byte swizzle row */
@@ -130,6 +131,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                                         {HK_GEMM_M192N96, 1300, 0}, {HK_GEMM_M192N128, 0, 940},
                                         {HK_GEMM_T208, 1030, 0}, {HK_GEMM_T168, 1070, 0}, {HK_GEMM_T144, 1070, 0},
                                         {HK_GEMM_T96, 1135, 0}};
+    const bool fp8 = box_k == HK_GEMM_BOX_K; /* one byte per element */
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
     const int64_t tiles64x64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 64);
     const int64_t tiles_m = hk_gemm_cdiv(m, 128), tiles128 = tiles_m * hk_gemm_cdiv(n, 128);
@@ -156,7 +158,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                 hk_gemm_pooled_bytes(rows128 * cols128, parts, 128, 128) <= workspace_bytes) {
                 *split = (int32_t)parts;
                 best = HK_GEMM_PK128;
-            } else if (trans_b && kblocks >= 64 && whole_rows && (promote || rows128 <= (box_k == 128 ? 3 : 1))) {
+            } else if (trans_b && kblocks >= 64 && whole_rows && (promote || rows128 <= (fp8 ? 3 : 1))) {
                 *split = 2;
                 best = HK_GEMM_SK128;
             } else {
@@ -196,7 +198,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         parts = parts < HK_GEMM_POOLED_MAX ? parts : HK_GEMM_POOLED_MAX;
         while (parts > 2 && kblocks < 8 * parts)
             --parts;
-        if ((parts > 2 || (parts == 2 && box_k == 64)) && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
+        if ((parts > 2 || (parts == 2 && !fp8)) && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
             best = HK_GEMM_PK64;
             *split = (int32_t)parts;
         }
