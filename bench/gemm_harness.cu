@@ -70,18 +70,22 @@ struct shape_info {
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                          \
     {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap)), \
      HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix), HK_SUM_##pool(suffix)},
-/* experiments: X(id, bm, bn, stages, cluster, swap, pool), one tile per CTA, bf16 nt -> bf16 and e4m3 nt -> bf16;
- * none at present (bench/NOTES.md lists those measured and dropped) */
+/* experiments: X(id, bm, bn, stages, cluster, swap, pool), one tile per CTA, bf16 nt -> bf16 and e4m3 nt -> bf16
+ * (pooled ones with a bf16 sum kernel); none at present (bench/NOTES.md lists those measured and dropped) */
 #define HK_EXPERIMENTS(X)
+#define HK_EXP_SUM_KERNEL_0(id)
+#define HK_EXP_SUM_KERNEL_1(id) HK_GEMM_POOLED_SUM(bf16, __nv_bfloat16, xshape_##id, _x##id)
+#define HK_EXP_SUM_0(id) {}
+#define HK_EXP_SUM_1(id) {hk_gemm_sm90_pooled_sum_bf16_x##id, nullptr, nullptr}
 #define HK_EXP_KERNEL(id, bm, bn, stages, cluster, swap, pool)                                                    \
-    static_assert(!(pool), "a pooled experiment needs a sum kernel of its own");                                   \
     using xshape_##id = hk::hopper::gemm_shape<bm, bn, stages, cluster, false, swap, pool>;                       \
     HK_GEMM_KERNEL(hk_gemm_x_##id, __nv_bfloat16, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster) \
-    HK_GEMM_KERNEL(hk_gemm_x8_##id, __nv_fp8_e4m3, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster)
+    HK_GEMM_KERNEL(hk_gemm_x8_##id, __nv_fp8_e4m3, __nv_bfloat16, false, false, xshape_##id, HK_GEMM_ATTR_##cluster) \
+    HK_EXP_SUM_KERNEL_##pool(id)
 HK_EXPERIMENTS(HK_EXP_KERNEL)
 #define HK_EXP(id, bm, bn, stages, cluster, swap, pool)                                                           \
     {#id, bm, bn, cluster, 0, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(0, swap)),       \
-     {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {hk_gemm_x8_##id, nullptr}},
+     {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {hk_gemm_x8_##id, nullptr}, HK_EXP_SUM_##pool(id)},
 static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
 #define HK_ID(id, ...) id,
 enum shape_id { HK_GEMM_SHAPES(HK_ID) HK_EXPERIMENTS(HK_ID) NSHAPES };

@@ -292,6 +292,11 @@ static const forced_case forced_cases[] = {
      "pk128:16", 1},
     {{"nt_e4m3fn_300x200x4096_pk128_split4_to_f32", TH_GPU, 300, 200, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "pk128:4", 1},
+    /* and on 128 x 96 and 64 x 96 tiles (sm_90a PK96, PK64N96): ragged n and m, rows past m, fp32 accumulation */
+    {{"tt_bf16_200x300x2000_pk96_split5_f16_beta", TH_GPU, 200, 300, 2000, BF, F16, 1, 1, 0, 0, 2, 0, 1, 0.5f, C_SEPARATE, 0, 0,
+      0}, "pk96:5", 1},
+    {{"nt_e4m3fn_100x250x4096_pk64n96_split3_to_f32", TH_GPU, 100, 250, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "pk64n96:3", 1},
     /* more parts than the SMs hold at once: the parts' kernel runs in waves */
     {{"nt_bf16_520x600x2000_pk64_split3_waves", TH_GPU, 520, 600, 2000, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
      "pk64:3", 1},
@@ -301,8 +306,11 @@ static const forced_case forced_cases[] = {
      0, 0, 0}, NULL, 1},
     {{"nt_e4m3fn_256x256x16384_workspace_to_f32", TH_NOT_EMU, 256, 256, 16384, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
-    {{"nt_bf16_256x1152x8192_workspace_pk128_f32_beta", TH_GPU, 256, 1152, 8192, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
+    {{"nt_bf16_256x1280x8192_workspace_pk128_f32_beta", TH_GPU, 256, 1280, 8192, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
      C_SEPARATE, 0, 0, 0}, NULL, 1},
+    {{"nt_bf16_256x1152x8192_workspace_pk96", TH_GPU, 256, 1152, 8192, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, NULL, 1},
+    {{"nt_e4m3fn_128x1536x8192_workspace_pk64n96", TH_GPU, 128, 1536, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f,
+     0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
 

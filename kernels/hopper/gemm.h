@@ -43,6 +43,8 @@
  *        the pooled code in the unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
  *  PK128 the same on 128 x 128 tiles (two consumer warpgroups): fewer bytes per flop where 64 x 64 tiles fill the
  *        SMs without a split but run at their load floor;
+ *  PK96, PK64N96  the same on 128 x 96 and 64 x 96 tiles (cuBLAS's split-K tile): where n is a multiple of 96, their
+ *        tile counts fill the SMs with parts where 64- and 128-wide ones leave SMs idle or lack the parts;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
@@ -67,6 +69,8 @@
     X(M64N64, _m64n64, 64, 64, 12, 1, 0, 0, 0, 0)                                                               \
     X(PK64, _pk64, 64, 64, 8, 1, 0, 0, 0, 1)                                                                    \
     X(PK128, _pk128, 128, 128, 6, 1, 0, 0, 0, 1)                                                                \
+    X(PK96, _pk96, 128, 96, 6, 1, 0, 0, 1, 1)                                                                   \
+    X(PK64N96, _pk64n96, 64, 96, 10, 1, 0, 0, 1, 1)                                                             \
     X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0, 0)                                                                   \
     X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0, 0)                                                                   \
     X(SW64, _sw64, 64, 64, 12, 2, 0, 1, 0, 0)                                                                   \
@@ -108,6 +112,11 @@ static inline int64_t hk_gemm_pooled_bytes(int64_t tiles, int64_t split, int64_t
 {
     return split > 1 ? tiles * split * bm * bn * 4 : 0;
 }
+/* Parts of K per tile where `tiles` tiles share the SMs, one part per CTA, at most HK_GEMM_POOLED_MAX. */
+static inline int64_t hk_gemm_pooled_parts(int64_t tiles, int64_t sms)
+{
+    return sms / tiles < HK_GEMM_POOLED_MAX ? sms / tiles : HK_GEMM_POOLED_MAX;
+}
 /* one CTA per 8-column strip of each 64 rows of a tile */
 #define HK_GEMM_POOLED_SUM_CTAS(tiles, bm, bn) ((tiles) * ((bm) / 64) * ((bn) / 8))
 
@@ -143,6 +152,23 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = 2;
         best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
     } else if (tiles64x64 <= sms) {
+        /* 96-wide pooled tiles (K-major B, n in whole 96-column tiles, 64 k-blocks or more: bench/NOTES.md, thirteenth
+         * session): 128 x 96 where m fills whole 128-row tiles and the SMs hold at least 3 parts of 24 k-blocks, else
+         * 64 x 96 with at least 2 parts of 16 */
+        const int64_t cols96 = n % 96 == 0 ? n / 96 : 0, rows64 = hk_gemm_cdiv(m, 64);
+        const bool whole_rows = 2 * tiles_m == rows64;
+        const int64_t parts96 = cols96 ? hk_gemm_pooled_parts(tiles_m * cols96, sms) : 0;
+        const int64_t parts64n96 = cols96 ? hk_gemm_pooled_parts(rows64 * cols96, sms) : 0;
+        if (trans_b && cols96 && kblocks >= 64 && whole_rows && parts96 >= 3 && kblocks >= 24 * parts96 &&
+            hk_gemm_pooled_bytes(tiles_m * cols96, parts96, 128, 96) <= workspace_bytes) {
+            *split = (int32_t)parts96;
+            return HK_GEMM_PK96;
+        }
+        if (trans_b && cols96 && kblocks >= 64 && parts64n96 >= 2 && kblocks >= 16 * parts64n96 &&
+            hk_gemm_pooled_bytes(rows64 * cols96, parts64n96, 64, 96) <= workspace_bytes) {
+            *split = (int32_t)parts64n96;
+            return HK_GEMM_PK64N96;
+        }
         if (2 * tiles64x64 <= sms && kblocks >= 32) {
             *split = 2;
             best = HK_GEMM_SK64;
@@ -152,13 +178,13 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
              * one tile row (given the workspace); else SK128 for K of 64 k-blocks or more, with fp32 accumulation at
              * every m measured (up to 640), with fast accumulation up to 3 tile rows, in bf16 at one (with 2-5 it
              * lost 3-18%). */
-            const int64_t rows128 = hk_gemm_cdiv(m, 128), cols128 = hk_gemm_cdiv(n, 128), parts = sms / (rows128 * cols128);
-            const bool whole_rows = 2 * rows128 == hk_gemm_cdiv(m, 64), whole_cols = 2 * cols128 == hk_gemm_cdiv(n, 64);
-            if (whole_rows && whole_cols && rows128 > 1 && kblocks >= 128 && parts >= 4 &&
-                hk_gemm_pooled_bytes(rows128 * cols128, parts, 128, 128) <= workspace_bytes) {
+            const int64_t cols128 = hk_gemm_cdiv(n, 128), parts = hk_gemm_pooled_parts(tiles_m * cols128, sms);
+            const bool whole_cols = 2 * cols128 == hk_gemm_cdiv(n, 64);
+            if (whole_rows && whole_cols && tiles_m > 1 && kblocks >= 128 && parts >= 4 &&
+                hk_gemm_pooled_bytes(tiles_m * cols128, parts, 128, 128) <= workspace_bytes) {
                 *split = (int32_t)parts;
                 best = HK_GEMM_PK128;
-            } else if (trans_b && kblocks >= 64 && whole_rows && (promote || rows128 <= (fp8 ? 3 : 1))) {
+            } else if (trans_b && kblocks >= 64 && whole_rows && (promote || tiles_m <= (fp8 ? 3 : 1))) {
                 *split = 2;
                 best = HK_GEMM_SK128;
             } else {
@@ -194,8 +220,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * 8 k-blocks, where that is more than SK64's two (since the sum kernel needs few registers it beat SK64 on
          * every such row measured, by 11-91%), or two in bf16 (-1% to +14%; fp8 lost up to 6%: bench/NOTES.md,
          * twelfth session). */
-        int64_t parts = sms / tiles64x64;
-        parts = parts < HK_GEMM_POOLED_MAX ? parts : HK_GEMM_POOLED_MAX;
+        int64_t parts = hk_gemm_pooled_parts(tiles64x64, sms);
         while (parts > 2 && kblocks < 8 * parts)
             --parts;
         if ((parts > 2 || (parts == 2 && !fp8)) && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
