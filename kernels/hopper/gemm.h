@@ -117,6 +117,14 @@ static inline int64_t hk_gemm_pooled_parts(int64_t tiles, int64_t sms)
 {
     return sms / tiles < HK_GEMM_POOLED_MAX ? sms / tiles : HK_GEMM_POOLED_MAX;
 }
+/* PK64's parts: as many as the SMs hold, each at least 8 k-blocks where there are more than 2. */
+static inline int64_t hk_gemm_pk64_parts(int64_t tiles64x64, int64_t kblocks, int64_t sms)
+{
+    int64_t parts = hk_gemm_pooled_parts(tiles64x64, sms);
+    while (parts > 2 && kblocks < 8 * parts)
+        --parts;
+    return parts;
+}
 /* one CTA per 8-column strip of each 64 rows of a tile */
 #define HK_GEMM_POOLED_SUM_CTAS(tiles, bm, bn) ((tiles) * ((bm) / 64) * ((bn) / 8))
 
@@ -152,19 +160,21 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = 2;
         best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
     } else if (tiles64x64 <= sms) {
-        /* 96-wide pooled tiles (K-major B, n in whole 96-column tiles, 64 k-blocks or more: bench/NOTES.md, thirteenth
-         * session): 128 x 96 where m fills whole 128-row tiles and the SMs hold at least 3 parts of 24 k-blocks, else
-         * 64 x 96 with at least 2 parts of 16 */
-        const int64_t cols96 = n % 96 == 0 ? n / 96 : 0, rows64 = hk_gemm_cdiv(m, 64);
-        const bool whole_rows = 2 * tiles_m == rows64;
-        const int64_t parts96 = cols96 ? hk_gemm_pooled_parts(tiles_m * cols96, sms) : 0;
-        const int64_t parts64n96 = cols96 ? hk_gemm_pooled_parts(rows64 * cols96, sms) : 0;
-        if (trans_b && cols96 && kblocks >= 64 && whole_rows && parts96 >= 3 && kblocks >= 24 * parts96 &&
+        /* 96-wide pooled tiles (K-major B, 64 k-blocks or more: bench/NOTES.md, thirteenth session): 128 x 96 where m
+         * and n fill whole 128 x 96 tiles and the SMs hold at least 3 parts of 24 k-blocks; else 64 x 96 in 2-4 parts
+         * of 16, where n fills whole 96-column tiles or (few tiles) they keep a quarter more CTAs busy than PK64's
+         * 64 x 64 parts would (with 8 parts and more they lost to PK64) */
+        const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
+        const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0;
+        const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms), parts64n96 = hk_gemm_pooled_parts(rows64 * cols96, sms);
+        if (trans_b && whole_cols96 && kblocks >= 64 && whole_rows && parts96 >= 3 && kblocks >= 24 * parts96 &&
             hk_gemm_pooled_bytes(tiles_m * cols96, parts96, 128, 96) <= workspace_bytes) {
             *split = (int32_t)parts96;
             return HK_GEMM_PK96;
         }
-        if (trans_b && cols96 && kblocks >= 64 && parts64n96 >= 2 && kblocks >= 16 * parts64n96 &&
+        const bool fills = whole_cols96 || (2 * tiles64x64 <= sms &&
+                                            4 * rows64 * cols96 * parts64n96 >= 5 * tiles64x64 * hk_gemm_pk64_parts(tiles64x64, kblocks, sms));
+        if (trans_b && fills && kblocks >= 64 && parts64n96 >= 2 && parts64n96 <= 4 && kblocks >= 16 * parts64n96 &&
             hk_gemm_pooled_bytes(rows64 * cols96, parts64n96, 64, 96) <= workspace_bytes) {
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
@@ -220,9 +230,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * 8 k-blocks, where that is more than SK64's two (since the sum kernel needs few registers it beat SK64 on
          * every such row measured, by 11-91%), or two in bf16 (-1% to +14%; fp8 lost up to 6%: bench/NOTES.md,
          * twelfth session). */
-        int64_t parts = hk_gemm_pooled_parts(tiles64x64, sms);
-        while (parts > 2 && kblocks < 8 * parts)
-            --parts;
+        const int64_t parts = hk_gemm_pk64_parts(tiles64x64, kblocks, sms);
         if ((parts > 2 || (parts == 2 && !fp8)) && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
             best = HK_GEMM_PK64;
             *split = (int32_t)parts;
