@@ -38,7 +38,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu 
 # Correctness, in parallel (CUDA context only: CI covers the CPU and emulator contexts).
 for t in $F/tests/test_*; do
     n=${t##*/}
-    (HK_TEST_CONTEXTS=cuda/sm_90a timeout 200 $t > $L/$n.log 2>&1
+    (HK_TEST_CONTEXTS=cuda/sm_90a timeout 300 $t > $L/$n.log 2>&1
      echo "$n: rc=$? ok=$(grep -c '\[       OK \]' $L/$n.log) failed=$(grep -c '\[  FAILED  \]' $L/$n.log)" \
           "skipped=$(grep -c '\[  SKIPPED \]' $L/$n.log)" > $L/$n.sum) &
 done
