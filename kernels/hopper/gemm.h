@@ -160,22 +160,26 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = 2;
         best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
     } else if (tiles64x64 <= sms) {
-        /* 96-wide pooled tiles (K-major B, 64 k-blocks or more: bench/NOTES.md, thirteenth session): 128 x 96 where m
-         * and n fill whole 128 x 96 tiles and the SMs hold at least 3 parts of 24 k-blocks; else 64 x 96 in 2-4 parts
-         * of 16, where n fills whole 96-column tiles or (few tiles) they keep a quarter more CTAs busy than PK64's
-         * 64 x 64 parts would (with 8 parts and more they lost to PK64) */
-        const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
-        const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0;
-        const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms), parts64n96 = hk_gemm_pooled_parts(rows64 * cols96, sms);
+        /* 96-wide pooled tiles (K-major B: bench/NOTES.md, thirteenth session). 128 x 96 where m and n fill whole
+         * 128 x 96 tiles, K has 64 k-blocks or more and the SMs hold at least 3 parts of 24. Else 64 x 96 in 2-4 parts
+         * (with 8 they lost to PK64) of 16 k-blocks or more, where they keep a quarter more CTAs busy than 64 x 64
+         * tiles (PK64's parts where those fill at most half the SMs) or n fills whole 96-column tiles: for 64 k-blocks
+         * or more where 64 x 64 tiles fill at most half the SMs; else up to 64 (past that the 128-row pooled tiles
+         * win), in bf16 from 32 (fp8 lost there). */
+        const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96), tiles64n96 = rows64 * cols96;
+        const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
+        const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms), parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
         if (trans_b && whole_cols96 && kblocks >= 64 && whole_rows && parts96 >= 3 && kblocks >= 24 * parts96 &&
             hk_gemm_pooled_bytes(tiles_m * cols96, parts96, 128, 96) <= workspace_bytes) {
             *split = (int32_t)parts96;
             return HK_GEMM_PK96;
         }
-        const bool fills = whole_cols96 || (2 * tiles64x64 <= sms &&
-                                            4 * rows64 * cols96 * parts64n96 >= 5 * tiles64x64 * hk_gemm_pk64_parts(tiles64x64, kblocks, sms));
-        if (trans_b && fills && kblocks >= 64 && parts64n96 >= 2 && parts64n96 <= 4 && kblocks >= 16 * parts64n96 &&
-            hk_gemm_pooled_bytes(rows64 * cols96, parts64n96, 64, 96) <= workspace_bytes) {
+        const int64_t busy64 = few ? tiles64x64 * hk_gemm_pk64_parts(tiles64x64, kblocks, sms) : tiles64x64;
+        const bool fills = 4 * tiles64n96 * parts64n96 >= 5 * busy64;
+        const bool k_fits = few ? kblocks >= 64 && (whole_cols96 || fills)
+                                : kblocks <= 64 && ((whole_cols96 && kblocks == 64) || (!fp8 && kblocks >= 32 && fills));
+        if (trans_b && k_fits && parts64n96 >= 2 && parts64n96 <= 4 && kblocks >= 16 * parts64n96 &&
+            hk_gemm_pooled_bytes(tiles64n96, parts64n96, 64, 96) <= workspace_bytes) {
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
         }
