@@ -43,8 +43,8 @@
  *        the pooled code in the unsplit shapes cost 5-8% on small problems (bench/NOTES.md, tenth session);
  *  PK128 the same on 128 x 128 tiles (two consumer warpgroups): fewer bytes per flop where 64 x 64 tiles fill the
  *        SMs without a split but run at their load floor;
- *  PK96, PK64N96  the same on 128 x 96 and 64 x 96 tiles (cuBLAS's split-K tile): where n is a multiple of 96, their
- *        tile counts fill the SMs with parts where 64- and 128-wide ones leave SMs idle or lack the parts;
+ *  PK96, PK64N96  the same on 128 x 96 and 64 x 96 tiles (cuBLAS's split-K tile), K-major B: their tile counts
+ *        fill the SMs with parts where 64- and 128-wide tiles leave SMs idle (n a multiple of 96 above all);
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
@@ -160,12 +160,8 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = 2;
         best = m <= 16 ? HK_GEMM_SW16 : m <= 32 ? HK_GEMM_SW32 : HK_GEMM_SW64;
     } else if (tiles64x64 <= sms) {
-        /* 96-wide pooled tiles (K-major B: bench/NOTES.md, thirteenth session). 128 x 96 where m and n fill whole
-         * 128 x 96 tiles, K has 64 k-blocks or more and the SMs hold at least 3 parts of 24. Else 64 x 96 in 2-4 parts
-         * (with 8 they lost to PK64) of 16 k-blocks or more, where they keep a quarter more CTAs busy than 64 x 64
-         * tiles (PK64's parts where those fill at most half the SMs) or n fills whole 96-column tiles: for 64 k-blocks
-         * or more where 64 x 64 tiles fill at most half the SMs; else up to 64 (past that the 128-row pooled tiles
-         * win), in bf16 from 32 (fp8 lost there). */
+        /* 96-wide pooled tiles, K-major B only (bench/NOTES.md, thirteenth session). PK96 where m and n fill whole
+         * 128 x 96 tiles, K has 64 k-blocks or more and the SMs hold at least 3 parts of 24. */
         const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96), tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
         const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms), parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
@@ -174,16 +170,20 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = (int32_t)parts96;
             return HK_GEMM_PK96;
         }
+        /* PK64N96 in 2-4 parts of 16 k-blocks or more (with 8 parts it lost to PK64) where n fills whole 96-column
+         * tiles or its CTAs outnumber 64 x 64 tiles' (with PK64's parts where those fill at most half the SMs) by a
+         * quarter; with K of 64 k-blocks or more where 64 x 64 tiles fill at most half the SMs (few), else of 32-64
+         * k-blocks in bf16 (fp8 lost) or of 64 with whole 96-column tiles (past 64 the 128-row pooled tiles won). */
         const int64_t busy64 = few ? tiles64x64 * hk_gemm_pk64_parts(tiles64x64, kblocks, sms) : tiles64x64;
         const bool fills = 4 * tiles64n96 * parts64n96 >= 5 * busy64;
-        const bool k_fits = few ? kblocks >= 64 && (whole_cols96 || fills)
-                                : kblocks <= 64 && ((whole_cols96 && kblocks == 64) || (!fp8 && kblocks >= 32 && fills));
-        if (trans_b && k_fits && parts64n96 >= 2 && parts64n96 <= 4 && kblocks >= 16 * parts64n96 &&
+        const bool pays = few ? kblocks >= 64 && (whole_cols96 || fills)
+                              : kblocks <= 64 && ((whole_cols96 && kblocks == 64) || (!fp8 && kblocks >= 32 && fills));
+        if (trans_b && pays && parts64n96 >= 2 && parts64n96 <= 4 && kblocks >= 16 * parts64n96 &&
             hk_gemm_pooled_bytes(tiles64n96, parts64n96, 64, 96) <= workspace_bytes) {
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
         }
-        if (2 * tiles64x64 <= sms && kblocks >= 32) {
+        if (few && kblocks >= 32) {
             *split = 2;
             best = HK_GEMM_SK64;
         } else {
