@@ -309,6 +309,8 @@ static const forced_case forced_cases[] = {
     {{"nt_bf16_256x1280x8192_workspace_pk128_f32_beta", TH_GPU, 256, 1280, 8192, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
      C_SEPARATE, 0, 0, 0}, NULL, 1},
     {{"nt_bf16_256x1152x8192_workspace_pk96", TH_GPU, 256, 1152, 8192, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, NULL, 1},
+    {{"nt_bf16_256x736x16384_workspace_pk96_ragged_n", TH_GPU, 256, 736, 16384, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0,
+      0}, NULL, 1},
     {{"nt_bf16_192x1000x8192_workspace_pk64n96_ragged_n", TH_GPU, 192, 1000, 8192, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0,
       0}, NULL, 1},
     {{"nt_bf16_128x2200x2048_workspace_pk64n96_wave_f32", TH_GPU, 128, 2200, 2048, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0,
