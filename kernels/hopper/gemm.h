@@ -166,11 +166,12 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * leaves at most 5% of the last 96-column tiles idle (PK64's two parts read 0.62-0.82 there). */
         const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96), tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
-        const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms), parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
+        const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms);
+        const int64_t parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
         const bool long_halves = few && !fp8 && kblocks >= 256 && hk_gemm_pk64_parts(tiles64x64, kblocks, sms) <= 2 &&
                                  20 * 96 * cols96 <= 21 * n;
-        if (trans_b && ((whole_cols96 && kblocks >= 64) || long_halves) && whole_rows && parts96 >= 3 && kblocks >= 24 * parts96 &&
-            hk_gemm_pooled_bytes(tiles_m * cols96, parts96, 128, 96) <= workspace_bytes) {
+        if (trans_b && ((whole_cols96 && kblocks >= 64) || long_halves) && whole_rows && parts96 >= 3 &&
+            kblocks >= 24 * parts96 && hk_gemm_pooled_bytes(tiles_m * cols96, parts96, 128, 96) <= workspace_bytes) {
             *split = (int32_t)parts96;
             return HK_GEMM_PK96;
         }
