@@ -26,19 +26,12 @@ static const char *hk_gemm_out_name(hk_dtype t)
     return t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F32 ? "f32" : t == HK_DTYPE_F16 ? "f16" : NULL;
 }
 
-/* Built kernels (gemm.cu): bf16 in every layout to bf16/f32/f16; e4m3 only "nt" to bf16/f32. Swapped shapes
- * only for row-major A (trans_a 0), K-major-B shapes only for trans_b 1 (lay 3: or tn), nn-only shapes (bf16)
- * for nn, e4m3-only shapes (lay 4) for e4m3. */
+/* Built kernels (gemm.cu): bf16 to bf16/f32/f16, e4m3 to bf16/f32, in the layouts gemm.h's hk_gemm_layout_built
+ * names. */
 static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int shape)
 {
     const hk_gemm_shape *s = &hk_gemm_shapes[shape];
-    if (!hk_gemm_out_name(d) || (fp8 && (trans_a || !trans_b || d == HK_DTYPE_F16)))
-        return false;
-    if (s->lay == 4)
-        return fp8;
-    if (s->lay == 2)
-        return !fp8 && !trans_a && !trans_b;
-    return (!s->swap || !trans_a) && (s->lay != 1 || trans_b) && (s->lay != 3 || trans_b || trans_a);
+    return hk_gemm_out_name(d) && !(fp8 && d == HK_DTYPE_F16) && hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b);
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, pk64:8)

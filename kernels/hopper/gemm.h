@@ -104,6 +104,19 @@ static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / 
  * or two consumers), the next k-block's product is in flight while one is added (gemm.cu). */
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
+/* A shape's kernels serve the layout (gemm.cu builds them so): e4m3 only nt; swapped shapes only row-major A (trans_a
+ * 0); lay 1 only K-major B (trans_b 1), lay 3 that or tn; lay 2 only nn in bf16; lay 4 only e4m3. */
+static inline bool hk_gemm_layout_built(int lay, int swap, bool fp8, int trans_a, int trans_b)
+{
+    if (fp8 && (trans_a || !trans_b))
+        return false;
+    if (lay == 4)
+        return fp8;
+    if (lay == 2)
+        return !fp8 && !trans_a && !trans_b;
+    return (!swap || !trans_a) && (lay != 1 || trans_b) && (lay != 3 || trans_b || trans_a);
+}
+
 /* K split through the workspace (pooled shapes): parts of a tile on separate CTAs, one each, park their fp32
  * partial tiles there; a second kernel (hk_gemm_sm90_pooled_sum_<out><shape suffix>, HK_GEMM_POOLED_SUM_CTAS of 128
  * threads) adds them and writes D. */

@@ -1,0 +1,82 @@
+/* The sm_90a GEMM route (kernels/hopper/gemm.h hk_gemm_route) over a grid of problems, device counts and workspaces,
+ * on the host: whatever it picks must be a kernel that is built for the layout and dtype, hold fp32 accumulation
+ * where asked, and take a K split the shape can run (cluster halves, or pooled parts the workspace holds). The
+ * choices themselves are tuning (bench/NOTES.md); these are the rules a wrong choice would break silently. */
+#include <setjmp.h> /* cmocka.h needs these first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "hopper/gemm.h"
+
+typedef struct shape_info {
+    const char *name;
+    int bm, bn, cluster, persist, swap, lay, pool;
+} shape_info;
+#define SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                      \
+    {#id, bm, bn, cluster, persist, swap, lay, pool},
+static const shape_info shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(SHAPE_INFO)};
+
+/* One problem: the rules above, with a message naming the problem on the first broken one. */
+static void check_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int mode, int64_t sms, int64_t ws)
+{
+    const bool fp8 = mode > 0, promote = mode == 2;
+    int32_t split = -1;
+    const int id = hk_gemm_route(m, n, k, trans_a, trans_b, fp8 ? HK_GEMM_BOX_K : HK_GEMM_BOX_K / 2, promote, sms, ws,
+                                 &split);
+    char what[160];
+    snprintf(what, sizeof what, "%lldx%lldx%lld trans %d%d mode %d sms %lld workspace %lld -> shape %d split %d",
+             (long long)m, (long long)n, (long long)k, trans_a, trans_b, mode, (long long)sms, (long long)ws, id,
+             (int)split);
+    if (id < 0 || id >= HK_GEMM_NSHAPES)
+        fail_msg("no such shape: %s", what);
+    const shape_info *s = &shapes[id];
+    if (!hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b))
+        fail_msg("%s not built for the layout: %s", s->name, what);
+    if (promote && !HK_GEMM_PROMOTE_FITS(s->bm, s->bn))
+        fail_msg("%s cannot hold fp32 accumulation: %s", s->name, what);
+    const int64_t km = s->swap ? n : m, kn = s->swap ? m : n;
+    const int64_t tiles = hk_gemm_cdiv(km, s->bm) * hk_gemm_cdiv(kn, s->bn);
+    if (s->pool) {
+        if (split < 2 || split > HK_GEMM_POOLED_MAX)
+            fail_msg("%s with %d parts: %s", s->name, (int)split, what);
+        if (hk_gemm_pooled_bytes(tiles, split, s->bm, s->bn) > ws)
+            fail_msg("%s's parts need more than the workspace: %s", s->name, what);
+    } else if (split < 1 || split > s->cluster) {
+        fail_msg("%s cannot split K %d ways: %s", s->name, (int)split, what);
+    }
+}
+
+static void test_route_grid(void **state)
+{
+    (void)state;
+    /* sizes around the route's thresholds: skinny m, tile edges, multiples of 96 and 128, one wave of 64 x 64 tiles */
+    static const int64_t mn[] = {1,   16,  17,  33,  48,  64,  65,   96,   100,  128,  192,  200,  256,  384,
+                                 448, 512, 576, 640, 736, 768, 1000, 1024, 1152, 1536, 2112, 2176, 2304, 4096, 8192};
+    static const int64_t ks[] = {1, 64, 200, 1024, 2048, 4096, 8192, 16384, 32768};
+    static const int64_t sms[] = {132, 114, 78};
+    static const int64_t wss[] = {0, 1 << 20, 64 << 20};
+    const size_t nmn = sizeof mn / sizeof mn[0];
+    long checked = 0;
+    for (size_t i = 0; i < nmn; ++i)
+        for (size_t j = 0; j < nmn; ++j)
+            for (size_t l = 0; l < sizeof ks / sizeof ks[0]; ++l)
+                for (int t = 0; t < 4; ++t)
+                    for (int mode = 0; mode < 3; ++mode) {
+                        if (mode > 0 && t != 1) /* e4m3 runs nt only */
+                            continue;
+                        for (size_t d = 0; d < sizeof sms / sizeof sms[0]; ++d)
+                            for (size_t w = 0; w < sizeof wss / sizeof wss[0]; ++w, ++checked)
+                                check_route(mn[i], mn[j], ks[l], t >> 1, t & 1, mode, sms[d], wss[w]);
+                    }
+    assert_true(checked > 100000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_route_grid)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
