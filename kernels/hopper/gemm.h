@@ -177,14 +177,14 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * tiles and the SMs hold at least 3 parts of 24 k-blocks: with n in whole 96-column tiles and K of 64
          * k-blocks or more, or in bf16 where 64 x 64 tiles would split K in two (few) parts of 128 or more and n
          * leaves at most 5% of the last 96-column tiles idle (PK64's two parts read 0.62-0.82 there). */
-        const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96), tiles64n96 = rows64 * cols96;
+        const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
+        const int64_t tiles96 = tiles_m * cols96, tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
-        const int64_t parts96 = hk_gemm_pooled_parts(tiles_m * cols96, sms);
-        const int64_t parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
-        const bool long_halves = few && !fp8 && kblocks >= 256 && hk_gemm_pk64_parts(tiles64x64, kblocks, sms) <= 2 &&
-                                 20 * 96 * cols96 <= 21 * n;
+        const int64_t parts64 = hk_gemm_pk64_parts(tiles64x64, kblocks, sms);
+        const int64_t parts96 = hk_gemm_pooled_parts(tiles96, sms), parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
+        const bool long_halves = few && !fp8 && kblocks >= 256 && parts64 <= 2 && 20 * 96 * cols96 <= 21 * n;
         if (trans_b && ((whole_cols96 && kblocks >= 64) || long_halves) && whole_rows && parts96 >= 3 &&
-            kblocks >= 24 * parts96 && hk_gemm_pooled_bytes(tiles_m * cols96, parts96, 128, 96) <= workspace_bytes) {
+            kblocks >= 24 * parts96 && hk_gemm_pooled_bytes(tiles96, parts96, 128, 96) <= workspace_bytes) {
             *split = (int32_t)parts96;
             return HK_GEMM_PK96;
         }
@@ -192,7 +192,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * tiles or its CTAs outnumber 64 x 64 tiles' (with PK64's parts where those fill at most half the SMs) by a
          * quarter; with K of 64 k-blocks or more where 64 x 64 tiles fill at most half the SMs (few), else of 32-64
          * k-blocks in bf16 (fp8 lost) or of 64 with whole 96-column tiles (past 64 the 128-row pooled tiles won). */
-        const int64_t busy64 = few ? tiles64x64 * hk_gemm_pk64_parts(tiles64x64, kblocks, sms) : tiles64x64;
+        const int64_t busy64 = few ? tiles64x64 * parts64 : tiles64x64;
         const bool fills = 4 * tiles64n96 * parts64n96 >= 5 * busy64;
         const bool pays = few ? kblocks >= 64 && (whole_cols96 || fills)
                               : kblocks <= 64 && ((whole_cols96 && kblocks == 64) || (!fp8 && kblocks >= 32 && fills));
@@ -202,8 +202,13 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             return HK_GEMM_PK64N96;
         }
         if (few && kblocks >= 32) {
-            *split = 2;
-            best = HK_GEMM_SK64;
+            /* K split in two over a cluster (SK64), or through the workspace in PK64's parts where there are more than
+             * two (since the sum kernel needs few registers they beat SK64 on every such row measured, by 11-91%), or
+             * two in bf16 (-1% to +14%; fp8 lost up to 6%: bench/NOTES.md, twelfth session) */
+            const bool pooled = (parts64 > 2 || (parts64 == 2 && !fp8)) &&
+                                hk_gemm_pooled_bytes(tiles64x64, parts64, 64, 64) <= workspace_bytes;
+            *split = pooled ? (int32_t)parts64 : 2;
+            best = pooled ? HK_GEMM_PK64 : HK_GEMM_SK64;
         } else {
             /* Where they beat M64N64 (bench/NOTES.md, twelfth session), with m (and for PK128 n) in whole 128-row
              * tiles: PK128 with as many parts as the SMs hold, at least 4, for K of 128 k-blocks or more on more than
@@ -245,17 +250,6 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                 best_cost = cost;
                 best = widths[i][0];
             }
-        }
-    }
-    if (best == HK_GEMM_SK64 && workspace_bytes > 0) {
-        /* Pooled K split (the caller's workspace): 64 x 64 tiles with K in as many parts as the SMs hold, each at least
-         * 8 k-blocks, where that is more than SK64's two (since the sum kernel needs few registers it beat SK64 on
-         * every such row measured, by 11-91%), or two in bf16 (-1% to +14%; fp8 lost up to 6%: bench/NOTES.md,
-         * twelfth session). */
-        const int64_t parts = hk_gemm_pk64_parts(tiles64x64, kblocks, sms);
-        if ((parts > 2 || (parts == 2 && !fp8)) && hk_gemm_pooled_bytes(tiles64x64, parts, 64, 64) <= workspace_bytes) {
-            best = HK_GEMM_PK64;
-            *split = (int32_t)parts;
         }
     }
     return best;
