@@ -143,6 +143,69 @@ __global__ void __launch_bounds__(128, 1) ingress_mode(const __grid_constant__ C
     ingress_body<MODE>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
 }
 
+
+/* CM x CN clusters of 64 x 64 tiles (cuBLAS's 64x64 kernels run 1 x 2 to 4 x 2): the cluster's CTAs (rm, rn) own tiles
+ * (cm * CM + rm, cn * CN + rn); a tile row's CN CTAs each load 1 / CN of A's rows and multicast it along the row, a tile
+ * column's CM CTAs 1 / CM of B's rows along the column. A stage of a CTA is written by its row- and column-mates, so
+ * its consumer frees it on all of their empty barriers (CM + CN - 1 arrivals each). */
+template <int CM, int CN>
+__global__ void __cluster_dims__(CM * CN, 1, 1) __launch_bounds__(128, 1)
+    ingress_mc(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int stages,
+               int tiles_m, int kblocks, unsigned long long *cycles)
+{
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = swizzle_aligned(smem_raw);
+    __shared__ barrier full[max_stages], empty[max_stages];
+    constexpr uint32_t stage_bytes = 128 * 128, a_slice = 64 / CN, b_slice = 64 / CM;
+    const uint32_t rank = cluster_ctarank(), rm = rank % CM, rn = rank / CM;
+    const int cluster = blockIdx.x / (CM * CN), clusters_m = tiles_m / CM;
+    const int tm = cluster % clusters_m * CM + rm, tn = cluster / clusters_m * CN + rn;
+    uint16_t row_mask = 0, col_mask = 0;
+    for (int j = 0; j < CN; ++j) row_mask |= 1u << (rm + CM * j);
+    for (int i = 0; i < CM; ++i) col_mask |= 1u << (i + CM * rn);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            full[s].init(1);
+            empty[s].init(CM + CN - 1);
+        }
+        fence_barrier_init();
+    }
+    cluster_sync();
+    const unsigned long long t0 = clock64();
+    if (threadIdx.x == 0) {
+        int s = 0;
+        uint32_t phase = 0;
+        for (int kb = 0; kb < kblocks; ++kb) {
+            empty[s].wait(phase ^ 1);
+            full[s].arrive_expect_tx(stage_bytes);
+            uint8_t *sa = smem + s * stage_bytes, *sb = sa + 64 * 128;
+            if constexpr (CN == 1)
+                tma_load_2d(sa, &map_a, full[s], kb * 64, tm * 64);
+            else
+                tma_load_2d_multicast(sa + rn * a_slice * 128, &map_a, full[s], kb * 64, tm * 64 + rn * a_slice, row_mask);
+            if constexpr (CM == 1)
+                tma_load_2d(sb, &map_b, full[s], kb * 64, tn * 64);
+            else
+                tma_load_2d_multicast(sb + rm * b_slice * 128, &map_b, full[s], kb * 64, tn * 64 + rm * b_slice, col_mask);
+            if (++s == stages) { s = 0; phase ^= 1; }
+        }
+    } else if (threadIdx.x >= 32 && threadIdx.x < 64) {
+        const uint32_t lane = threadIdx.x - 32, mates = row_mask | col_mask;
+        int s = 0;
+        uint32_t phase = 0;
+        for (int kb = 0; kb < kblocks; ++kb) {
+            full[s].wait(phase);
+            if (lane == rank)
+                empty[s].arrive();
+            else if (lane < CM * CN && (mates >> lane & 1))
+                barrier_arrive_remote(empty[s], lane);
+            if (++s == stages) { s = 0; phase ^= 1; }
+        }
+        if (lane == 0) cycles[blockIdx.x] = clock64() - t0;
+    }
+    cluster_sync(); /* peers may still multicast into or arrive on this CTA */
+}
+
 static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
                             CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B, int box_k = 64)
 {
@@ -158,10 +221,80 @@ static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
     return m;
 }
 
+template <int CM, int CN> static void run_mc(int m, int n, int k, int stages, int sms)
+{
+    void *a, *b;
+    unsigned long long *cyc;
+    CK(cudaMalloc(&a, (size_t)m * k * 2));
+    CK(cudaMalloc(&b, (size_t)n * k * 2));
+    CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
+    CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
+    const int tiles_m = m / 64, tiles = tiles_m * (n / 64), kblocks = k / 64;
+    CK(cudaMalloc(&cyc, tiles * sizeof(unsigned long long)));
+    const CUtensorMap ma = map_rows(a, m, k, 64 / CN), mb = map_rows(b, n, k, 64 / CM);
+    const int smem = stages * 128 * 128 + 1024;
+    auto kernel = ingress_mc<CM, CN>;
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(tiles);
+    cfg.blockDim = dim3(128);
+    cfg.dynamicSmemBytes = smem;
+    int active = 0;
+    CK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int rep = 0; rep < 8; ++rep) {
+        CK(cudaEventRecord(e0));
+        kernel<<<tiles, 128, smem>>>(ma, mb, stages, tiles_m, kblocks, cyc);
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (ms < best) best = ms;
+    }
+    CK(cudaGetLastError());
+    unsigned long long *h = (unsigned long long *)malloc(tiles * sizeof(unsigned long long)), sum = 0, worst = 0;
+    CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < tiles; ++i) {
+        sum += h[i];
+        worst = h[i] > worst ? h[i] : worst;
+    }
+    printf("%5dx%5dx%5d tile  64x 64 stages %2d cluster %dx%d (A over %d, B over %d) ctas %4d (%d clusters resident): "
+           "%6.1f cycles per k-block (slowest CTA %6.1f), event time %.1f us\n",
+           m, n, k, stages, CM, CN, CN, CM, tiles, active, (double)sum / tiles / kblocks, (double)worst / kblocks,
+           best * 1e3);
+    free(h);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(cyc);
+}
+
 int main()
 {
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    if (getenv("INGRESS_MC")) { /* cluster multicast of 64 x 64 tiles against own loads (1 x 1), 12 stages */
+        for (int rep = 0; rep < 2; ++rep) {
+            run_mc<1, 1>(640, 768, 8192, 12, sms);
+            run_mc<1, 2>(640, 768, 8192, 12, sms);
+            run_mc<2, 1>(640, 768, 8192, 12, sms);
+            run_mc<2, 2>(640, 768, 8192, 12, sms);
+            run_mc<2, 4>(640, 768, 8192, 12, sms);
+            run_mc<1, 4>(640, 768, 8192, 12, sms);
+            run_mc<2, 2>(640, 768, 8192, 8, sms);
+            run_mc<1, 1>(512, 1024, 8192, 12, sms);
+            run_mc<2, 1>(512, 1024, 8192, 12, sms);
+            run_mc<2, 2>(512, 1024, 8192, 12, sms);
+            run_mc<2, 4>(512, 1024, 8192, 12, sms);
+            run_mc<4, 2>(512, 1024, 8192, 12, sms);
+            run_mc<1, 1>(256, 2112, 8192, 12, sms);
+            run_mc<2, 1>(256, 2112, 8192, 12, sms);
+            run_mc<4, 1>(256, 2112, 8192, 12, sms);
+        }
+        return 0;
+    }
     /* m x n x k of a GEMM, its tile (a_rows x b_rows), ring stages, mode (ingress_body's; 5 / 6 / 7: as 0 with L2
      * promotion none / 64B / 128B instead of 256B): CTAs = tiles */
     struct row { int m, n, k, a_rows, b_rows, stages, mode; } rows[] = {

@@ -175,17 +175,23 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
     } else if (tiles64x64 <= sms) {
         /* 96-wide pooled tiles, K-major B only (bench/NOTES.md, thirteenth session). PK96 where m fills whole 128-row
          * tiles and the SMs hold at least 3 parts of 24 k-blocks: with n in whole 96-column tiles and K of 64
-         * k-blocks or more, or in bf16 where 64 x 64 tiles would split K in two (few) parts of 128 or more and n
-         * leaves at most 5% of the last 96-column tiles idle (PK64's two parts read 0.62-0.82 there). */
+         * k-blocks or more, or where 64 x 64 tiles would split K in two (few) parts of 128 k-blocks or more (bf16;
+         * fp8: 64) and n leaves at most 5% of the last 96-column tiles idle (bf16: PK64's two parts read 0.62-0.82
+         * there; fp8: SK64's 0.66-0.92). */
         const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
         const int64_t tiles96 = tiles_m * cols96, tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
         const int64_t parts64 = hk_gemm_pk64_parts(tiles64x64, kblocks, sms);
         const int64_t parts96 = hk_gemm_pooled_parts(tiles96, sms), parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
-        const bool long_halves = few && !fp8 && kblocks >= 256 && parts64 <= 2 && 20 * 96 * cols96 <= 21 * n;
-        if (trans_b && ((whole_cols96 && kblocks >= 64) || long_halves) && whole_rows && parts96 >= 3 &&
-            kblocks >= 24 * parts96 && hk_gemm_pooled_bytes(tiles96, parts96, 128, 96) <= workspace_bytes) {
-            *split = (int32_t)parts96;
+        const bool long_halves = few && kblocks >= (fp8 ? 128 : 256) && parts64 <= 2 && 20 * 96 * cols96 <= 21 * n;
+        /* fp8 there (SK64's halves before: +3-19%, fourteenth session) takes parts of 21 k-blocks or more, and where
+         * the SMs hold more parts than that, as many of 24 as K holds (at 128 k-blocks 5 of the 8 beat 6 by 12%) */
+        const bool fp8_halves = fp8 && long_halves && !whole_cols96;
+        const int64_t pk96_parts = fp8_halves && kblocks < 21 * parts96 ? kblocks / 24 : parts96;
+        if (trans_b && ((whole_cols96 && kblocks >= 64) || long_halves) && whole_rows && pk96_parts >= 3 &&
+            kblocks >= (fp8_halves ? 21 : 24) * pk96_parts &&
+            hk_gemm_pooled_bytes(tiles96, pk96_parts, 128, 96) <= workspace_bytes) {
+            *split = (int32_t)pk96_parts;
             return HK_GEMM_PK96;
         }
         /* PK64N96 in 2-4 parts of 16 k-blocks or more (with 8 parts it lost to PK64) where n fills whole 96-column
