@@ -207,7 +207,16 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
         }
-        if (few && kblocks >= 32) {
+        const int64_t parts128 = hk_gemm_pooled_parts(tiles128, sms);
+        const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
+        if (few && !fp8 && kblocks >= 256 && parts64 <= 2 && whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 &&
+            hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
+            /* bf16 K of 256 k-blocks or more where 64 x 64 tiles take two parts and 96-column tiles do not fit n:
+             * PK128 in as many parts as the SMs hold (512x512x16384 / 32768: 0.62 / 0.57 -> 0.83 / 0.81, fourteenth
+             * session) */
+            *split = (int32_t)parts128;
+            best = HK_GEMM_PK128;
+        } else if (few && kblocks >= 32) {
             /* K split in two over a cluster (SK64), or through the workspace in PK64's parts where there are more than
              * two (since the sum kernel needs few registers they beat SK64 on every such row measured, by 11-91%), or
              * two in bf16 (-1% to +14%; fp8 lost up to 6%: bench/NOTES.md, twelfth session) */
@@ -221,11 +230,9 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
              * one tile row (given the workspace); else SK128 for K of 64 k-blocks or more, with fp32 accumulation at
              * every m measured (up to 640), with fast accumulation up to 3 tile rows, in bf16 at one (with 2-5 it
              * lost 3-18%). */
-            const int64_t cols128 = hk_gemm_cdiv(n, 128), parts = hk_gemm_pooled_parts(tiles_m * cols128, sms);
-            const bool whole_cols = 2 * cols128 == hk_gemm_cdiv(n, 64);
-            if (whole_rows && whole_cols && tiles_m > 1 && kblocks >= 128 && parts >= 4 &&
-                hk_gemm_pooled_bytes(tiles_m * cols128, parts, 128, 128) <= workspace_bytes) {
-                *split = (int32_t)parts;
+            if (whole_rows && whole_cols128 && tiles_m > 1 && kblocks >= 128 && parts128 >= 4 &&
+                hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
+                *split = (int32_t)parts128;
                 best = HK_GEMM_PK128;
             } else if (trans_b && kblocks >= 64 && whole_rows && (promote || tiles_m <= (fp8 ? 3 : 1))) {
                 *split = 2;
