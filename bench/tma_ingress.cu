@@ -221,6 +221,28 @@ static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
     return m;
 }
 
+/* The shortest of 8 launches by event time (ms). */
+template <class Launch> static float best_event_ms(Launch launch)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int rep = 0; rep < 8; ++rep) {
+        CK(cudaEventRecord(e0));
+        launch();
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (ms < best) best = ms;
+    }
+    CK(cudaGetLastError());
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return best;
+}
+
 template <int CM, int CN> static void run_mc(int m, int n, int k, int stages, int sms)
 {
     void *a, *b;
@@ -241,20 +263,7 @@ template <int CM, int CN> static void run_mc(int m, int n, int k, int stages, in
     cfg.dynamicSmemBytes = smem;
     int active = 0;
     CK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    float best = 1e30f;
-    for (int rep = 0; rep < 8; ++rep) {
-        CK(cudaEventRecord(e0));
-        kernel<<<tiles, 128, smem>>>(ma, mb, stages, tiles_m, kblocks, cyc);
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (ms < best) best = ms;
-    }
-    CK(cudaGetLastError());
+    const float best = best_event_ms([&] { kernel<<<tiles, 128, smem>>>(ma, mb, stages, tiles_m, kblocks, cyc); });
     unsigned long long *h = (unsigned long long *)malloc(tiles * sizeof(unsigned long long)), sum = 0, worst = 0;
     CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
     for (int i = 0; i < tiles; ++i) {
@@ -328,20 +337,8 @@ int main()
                       : r.mode == 4 ? ingress_mode<4> : r.mode == 8 ? ingress_mode<8> : r.mode == 9 ? ingress_mode<9>
                       : r.mode == 10 ? ingress_mode<10> : r.mode == 11 ? ingress_mode<11> : ingress;
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        float best = 1e30f;
-        for (int rep = 0; rep < 8; ++rep) {
-            CK(cudaEventRecord(e0));
-            kernel<<<tiles, 128, smem>>>(ma, mb, r.a_rows, r.b_rows, r.stages, tiles_m, kblocks, cyc);
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (ms < best) best = ms;
-        }
-        CK(cudaGetLastError());
+        const float best = best_event_ms(
+            [&] { kernel<<<tiles, 128, smem>>>(ma, mb, r.a_rows, r.b_rows, r.stages, tiles_m, kblocks, cyc); });
         unsigned long long *h = (unsigned long long *)malloc(tiles * sizeof(unsigned long long)), sum = 0;
         CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
         for (int i = 0; i < tiles; ++i) sum += h[i];

@@ -177,7 +177,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * tiles and the SMs hold at least 3 parts of 24 k-blocks: with n in whole 96-column tiles and K of 64
          * k-blocks or more, or where 64 x 64 tiles would split K in two (few) parts of 128 k-blocks or more (bf16;
          * fp8: 64) and n leaves at most 5% of the last 96-column tiles idle (bf16: PK64's two parts read 0.62-0.82
-         * there; fp8: SK64's 0.66-0.92). */
+         * there; fp8: SK64's 0.66-0.94). */
         const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
         const int64_t tiles96 = tiles_m * cols96, tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
@@ -209,8 +209,8 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         }
         const int64_t parts128 = hk_gemm_pooled_parts(tiles128, sms);
         const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
-        if (few && !fp8 && kblocks >= 256 && parts64 <= 2 && whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 &&
-            hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
+        if (few && !fp8 && kblocks >= 256 && parts64 <= 2 && whole_rows && whole_cols128 && tiles_m > 1 &&
+            parts128 >= 4 && hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
             /* bf16 K of 256 k-blocks or more where 64 x 64 tiles take two parts and 96-column tiles do not fit n:
              * PK128 in as many parts as the SMs hold (512x512x16384 / 32768: 0.62 / 0.57 -> 0.83 / 0.81, fourteenth
              * session) */
