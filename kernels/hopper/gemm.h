@@ -147,8 +147,10 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
 #define HK_GEMM_SHAPE_BN(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) bn,
 #define HK_GEMM_SHAPE_BM(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) bm,
 #define HK_GEMM_SHAPE_LAY(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) lay,
+#define HK_GEMM_SHAPE_SWAP(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool) swap,
     static const int16_t bn_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BN)}, bm_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_BM)};
     static const int16_t lay_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_LAY)};
+    static const int16_t swap_of[] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_SWAP)};
     /* Persistent tiles and their time per tile element relative to 128 x 256 (per mille, fitted to multi-wave
      * shapes on the H200 in runs 8-11, every column stored by TMA; P320 and M192N96 in the sixth session's calls,
      * bench/NOTES.md): narrower tiles read more shared-memory bytes per flop. One-round shapes read higher costs
@@ -189,7 +191,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         const bool fp8_halves = fp8 && long_halves && !whole_cols96;
         const int64_t pk96_parts = fp8_halves && kblocks < 21 * parts96 ? kblocks / 24 : parts96;
         if (trans_b && ((whole_cols96 && kblocks >= 64) || long_halves) && whole_rows && pk96_parts >= 3 &&
-            kblocks >= (fp8_halves ? 21 : 24) * pk96_parts &&
+            (fp8_halves || kblocks >= 24 * pk96_parts) && /* fp8_halves' parts fit K by construction */
             hk_gemm_pooled_bytes(tiles96, pk96_parts, 128, 96) <= workspace_bytes) {
             *split = (int32_t)pk96_parts;
             return HK_GEMM_PK96;
@@ -207,13 +209,17 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
         }
+        /* PK128 with as many parts as the SMs hold, at least 4, with m and n in whole 128-wide tiles on more than one
+         * tile row (given the workspace): where 64 x 64 tiles fill at most half the SMs (few), in bf16 with K of 256
+         * k-blocks or more where they would take two parts and 96-column tiles do not fit n (512x512x16384 / 32768:
+         * 0.62 / 0.57 -> 0.83 / 0.81, fourteenth session); else where they beat M64N64, K of 128 k-blocks or more
+         * (twelfth session). */
         const int64_t parts128 = hk_gemm_pooled_parts(tiles128, sms);
         const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
-        if (few && !fp8 && kblocks >= 256 && parts64 <= 2 && whole_rows && whole_cols128 && tiles_m > 1 &&
-            parts128 >= 4 && hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
-            /* bf16 K of 256 k-blocks or more where 64 x 64 tiles take two parts and 96-column tiles do not fit n:
-             * PK128 in as many parts as the SMs hold (512x512x16384 / 32768: 0.62 / 0.57 -> 0.83 / 0.81, fourteenth
-             * session) */
+        const bool pk128 = whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 &&
+                           (few ? !fp8 && kblocks >= 256 && parts64 <= 2 : kblocks >= 128) &&
+                           hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes;
+        if (pk128) {
             *split = (int32_t)parts128;
             best = HK_GEMM_PK128;
         } else if (few && kblocks >= 32) {
@@ -224,36 +230,29 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                                 hk_gemm_pooled_bytes(tiles64x64, parts64, 64, 64) <= workspace_bytes;
             *split = pooled ? (int32_t)parts64 : 2;
             best = pooled ? HK_GEMM_PK64 : HK_GEMM_SK64;
+        } else if (trans_b && kblocks >= 64 && whole_rows && (promote || tiles_m <= (fp8 ? 3 : 1))) {
+            /* SK128 where it beat M64N64 (twelfth session): K of 64 k-blocks or more, m in whole 128-row tiles, with
+             * fp32 accumulation at every m measured (up to 640), with fast accumulation up to 3 tile rows, in bf16 at
+             * one (with 2-5 it lost 3-18%) */
+            *split = 2;
+            best = HK_GEMM_SK128;
         } else {
-            /* Where they beat M64N64 (bench/NOTES.md, twelfth session), with m (and for PK128 n) in whole 128-row
-             * tiles: PK128 with as many parts as the SMs hold, at least 4, for K of 128 k-blocks or more on more than
-             * one tile row (given the workspace); else SK128 for K of 64 k-blocks or more, with fp32 accumulation at
-             * every m measured (up to 640), with fast accumulation up to 3 tile rows, in bf16 at one (with 2-5 it
-             * lost 3-18%). */
-            if (whole_rows && whole_cols128 && tiles_m > 1 && kblocks >= 128 && parts128 >= 4 &&
-                hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
-                *split = (int32_t)parts128;
-                best = HK_GEMM_PK128;
-            } else if (trans_b && kblocks >= 64 && whole_rows && (promote || tiles_m <= (fp8 ? 3 : 1))) {
-                *split = 2;
-                best = HK_GEMM_SK128;
-            } else {
-                best = HK_GEMM_M64N64;
-            }
+            best = HK_GEMM_M64N64;
         }
     } else if (tiles64 <= sms && (2 * tiles64 > sms || kblocks < 32)) {
         best = HK_GEMM_M64;
     } else {
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
-            const int64_t bm = bm_of[widths[i][0]], bn = bn_of[widths[i][0]], lay = lay_of[widths[i][0]];
-            const int64_t per_mille = widths[i][promote ? 2 : 1];
-            if ((lay == 1 && !trans_b) || (lay == 2 && (trans_a || trans_b)) || (lay == 3 && !trans_b && !trans_a) ||
-                per_mille == 0)
+            const int id = widths[i][0];
+            const int64_t bm = bm_of[id], bn = bn_of[id], per_mille = widths[i][promote ? 2 : 1];
+            if (per_mille == 0 || !hk_gemm_layout_built(lay_of[id], swap_of[id], fp8, trans_a, trans_b))
                 continue;
-            const int64_t tiles = lay == 2 ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn) : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
+            /* tiles in the kernel's own (swapped) m x n */
+            const int64_t tiles = swap_of[id] ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn)
+                                              : hk_gemm_cdiv(m, bm) * hk_gemm_cdiv(n, bn);
             /* tn's P96 (B in 32-column boxes) costs 1/8 more, and in one round it beats P128 only while 128-wide
              * tiles leave a third of the SMs idle (1152^3: 0.93 against 0.85; 1216^3: 0.86 against 0.91) */
-            const int p96_tn = widths[i][0] == HK_GEMM_P96 && !trans_b;
+            const int p96_tn = id == HK_GEMM_P96 && !trans_b;
             if (p96_tn && tiles128 <= sms && 3 * tiles128 >= 2 * sms)
                 continue;
             int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * per_mille;
@@ -261,7 +260,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                 cost += cost / 8;
             if (cost < best_cost) {
                 best_cost = cost;
-                best = widths[i][0];
+                best = id;
             }
         }
     }
@@ -269,6 +268,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
 #undef HK_GEMM_SHAPE_BN
 #undef HK_GEMM_SHAPE_BM
 #undef HK_GEMM_SHAPE_LAY
+#undef HK_GEMM_SHAPE_SWAP
 }
 
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
