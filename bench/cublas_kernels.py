@@ -1,30 +1,52 @@
 """Which kernels cuBLAS runs for a GEMM row, and for how long: torch.matmul (bf16, nt: a @ w.T) and
 torch._scaled_mm (e4m3, fast and fp32 accumulation) under torch.profiler, one line per kernel with its grid,
 block, dynamic shared memory and mean duration. Tells a split-K with a separate reduce kernel from a stream-K or
-a plain tile walk, and the tile shape (in nvjet names) that libhk's route can be compared with.
-    python3 bench/cublas_kernels.py 256x256x16384 128x1024x8192 ... [--iters 20] [--only bf16,fast,acc32]"""
+a plain tile walk, and the tile shape (in nvjet names) that libhk's route can be compared with. --lib adds libhk's
+calls of the same problems (the route, and each HK_CUDA_TUNE_GEMM shape of --tunes), so that its main and sum
+kernels read beside cuBLAS's.
+    python3 bench/cublas_kernels.py 256x256x16384 128x1024x8192 ... [--iters 20] [--only bf16,fast,acc32]
+                                    [--lib build/libhk.so.1 [--tunes pk128:8,pk96:5]]"""
 import argparse
 import collections
 import json
 import os
 import tempfile
 
+import sys
+
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 
-def calls(m, n, k, only):
+def hk_calls(bench, a, w, mode, tunes):
+    """libhk's calls of the problem: the route, then each forced shape (set before the workspace query, so that a
+    forced pooled split gets its workspace)."""
+    import gemm_bench
+    out = torch.empty(a.shape[0], w.shape[0], device=a.device, dtype=torch.bfloat16)
+    for tune in [''] + tunes:
+        if tune:
+            os.environ['HK_CUDA_TUNE_GEMM'] = tune
+        run = gemm_bench.hk_gemm_fn(bench, a, w, out, fast_accum=int(mode == 'fast'))
+        os.environ.pop('HK_CUDA_TUNE_GEMM', None)
+        yield f'hk {tune or "route"}', gemm_bench.tuned(run, tune) if tune else run
+
+
+def calls(m, n, k, only, bench, tunes):
     dev = 'cuda'
     a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
     w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
     if 'bf16' in only:
-        yield 'bf16', lambda: a @ w.t()
+        yield 'bf16', 'cublas', lambda: a @ w.t()
+        if bench:
+            yield from (('bf16', name, fn) for name, fn in hk_calls(bench, a, w, 'bf16', tunes))
     a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
     one = torch.ones((), device=dev)
     for mode, fast in (('fast', True), ('acc32', False)):
         if mode in only:
-            yield mode, lambda fast=fast: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one,
-                                                           out_dtype=torch.bfloat16, use_fast_accum=fast)
+            yield mode, 'cublas', lambda fast=fast: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one,
+                                                                     out_dtype=torch.bfloat16, use_fast_accum=fast)
+            if bench:
+                yield from ((mode, name, fn) for name, fn in hk_calls(bench, a8, w8, mode, tunes))
 
 
 def kernels(fn, iters):
@@ -55,13 +77,21 @@ def main():
     p.add_argument('shapes', nargs='+', help='MxNxK')
     p.add_argument('--iters', type=int, default=20)
     p.add_argument('--only', default='bf16,fast,acc32')
+    p.add_argument('--lib', default=None, help='libhk.so.1: also profile its calls')
+    p.add_argument('--tunes', default='', help='HK_CUDA_TUNE_GEMM shapes to force, comma-separated')
     args = p.parse_args()
     only = set(args.only.split(','))
+    bench = None
+    if args.lib:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import peers
+        bench = peers.Bench(argparse.Namespace(lib=args.lib, reps=1, warmup=0))
+    tunes = [t for t in args.tunes.split(',') if t]
     for shape in args.shapes:
         m, n, k = (int(x) for x in shape.split('x'))
-        for mode, fn in calls(m, n, k, only):
-            for (name, grid, block, smem), durs in kernels(fn, args.iters).items():
-                print(f'{shape:>18} {mode:5} {len(durs):3}x {sum(durs) / len(durs):8.2f} us  grid {grid} block {block} '
+        for mode, who, fn in calls(m, n, k, only, bench, tunes):
+            for (name, grid, block, smem), durs in kernels(lambda: fn(), args.iters).items():
+                print(f'{shape:>18} {mode:5} {who:12} {len(durs):3}x {sum(durs) / len(durs):8.2f} us  grid {grid} block {block} '
                       f'smem {smem}  {name[:110]}')
 
 

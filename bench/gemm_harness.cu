@@ -102,7 +102,7 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
  * stores, 1 registers), launch (pdl: 1 programmatic dependent launch as backends/cuda/gemm.c, 0 plain, -1
  * the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation (promote: 1 k-blocks summed in fp32,
  * the library's default; 0 the tensor cores' fast accumulation). */
-struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0; };
+struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0; };
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
@@ -117,7 +117,7 @@ static std::string cfg_name(const cfg_t &c)
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
     if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
-    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "");
+    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") + (c.nosum ? " nosum" : "");
 }
 
 static int num_sms;
@@ -252,7 +252,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     launch(c, k, grid, HK_GEMM_THREADS(sh.bm), sh.smem, st, ma, mb, md, mt, p);
-    if (pooled) { /* the sum kernel adds the parked parts and writes D */
+    if (pooled && !c.nosum) { /* the sum kernel adds the parked parts and writes D */
         launch(c, sh.sum[q.out == BF16 ? 0 : q.out == F32 ? 1 : 2], HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn), 128, 0, st, p);
     }
     return true;
@@ -589,6 +589,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     std::vector<cfg_t> built;
     for (auto c0 : cfgs) { /* HK_GEMM_PDL=ab: every config twice, plain then PDL, timed in alternation */
         c0.promote = in == E4M3 && promote;
+        if (c0.split == 0) { /* NAME:0 in HK_BENCH_SHAPES: as many pooled parts as the SMs hold */
+            const shape_info &sh = all_shapes[c0.shape];
+            c0.split = (int)hk_gemm_pooled_parts((int64_t)((m + sh.bm - 1) / sh.bm) * ((n + sh.bn - 1) / sh.bn), num_sms);
+        }
         if (!runs(c0, in, ta, tb, BF16) || !fits(c0, m, n)) continue;
         for (int v = 0; v < (pdl_ab ? 2 : 1); ++v) {
             cfg_t c = c0;
@@ -596,6 +600,13 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             built.push_back(c);
             fs.push_back([&q, c](cudaStream_t st) { run_hk(q, c, st); });
             names.push_back(std::string("hk ") + lay + " " + cfg_name(c));
+            if (getenv("HK_BENCH_NOSUM") && c.split > 1 && pooled_fits(all_shapes[c.shape])) {
+                /* HK_BENCH_NOSUM: the parts' kernel alone as well (its D is not written: timing only) */
+                cfg_t parts = c;
+                parts.nosum = 1;
+                fs.push_back([&q, parts](cudaStream_t st) { run_hk(q, parts, st); });
+                names.push_back(std::string("hk ") + lay + " " + cfg_name(parts));
+            }
         }
     }
     cfgs = built;
@@ -807,7 +818,8 @@ int main(int argc, char **argv)
         if (getenv("HK_BENCH_DEFAULT_ONLY")) cfgs.clear(); /* the library's choice alone */
         if (const char *only = getenv("HK_BENCH_SHAPES")) { /* e.g. "P192,P256,M64N64:8": these shapes (where built;
                                                               * cluster shapes with K split and not; NAME:S with a
-                                                              * split of S), then the default */
+                                                              * split of S, NAME:0 pooled in as many parts as the
+                                                              * SMs hold), then the default */
             cfgs.clear();
             for (const char *item = only; *item;) {
                 const char *end = strchr(item, ',');
