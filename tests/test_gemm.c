@@ -297,6 +297,16 @@ static const forced_case forced_cases[] = {
       0}, "pk96:5", 1},
     {{"nt_e4m3fn_100x250x4096_pk64n96_split3_to_f32", TH_GPU, 100, 250, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "pk64n96:3", 1},
+    /* and on 128 x 192 and 128 x 256 tiles (sm_90a PK192, PK256): ragged m, n and k, rows past m, fp32 accumulation
+     * where it fits (192 wide), fast accumulation on 256 */
+    {{"tt_bf16_304x400x3000_pk192_split6_f16_beta", TH_GPU, 304, 400, 3000, BF, F16, 1, 1, 0, 0, 2, 0, 1, 0.5f, C_SEPARATE,
+      0, 0, 0}, "pk192:6", 1},
+    {{"nt_bf16_264x520x2056_pk256_split5_f32", TH_GPU, 264, 520, 2056, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     "pk256:5", 1},
+    {{"nt_e4m3fn_200x400x4096_pk192_split4_to_f32", TH_GPU, 200, 400, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "pk192:4", 1},
+    {{"nt_e4m3fn_260x300x4096_pk256_split3_fast", TH_GPU, 260, 300, 4096, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f,
+      1}, "pk256:3", 1},
     /* more parts than the SMs hold at once: the parts' kernel runs in waves */
     {{"nt_bf16_520x600x2000_pk64_split3_waves", TH_GPU, 520, 600, 2000, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
      "pk64:3", 1},

@@ -45,6 +45,8 @@
  *        SMs without a split but run at their load floor;
  *  PK96, PK64N96  the same on 128 x 96 and 64 x 96 tiles (cuBLAS's split-K tile), K-major B: their tile counts
  *        fill the SMs with parts where 64- and 128-wide tiles leave SMs idle (n a multiple of 96 above all);
+ *  PK192, PK256  the same on 128 x 192 and 128 x 256 tiles, K-major B: for bf16 K of 256 k-blocks or more over
+ *        12-22 such tiles, where their fewer L2 -> SM bytes per flop outweigh the larger partial tiles to add;
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
@@ -70,6 +72,8 @@
     X(PK64, _pk64, 64, 64, 8, 1, 0, 0, 0, 1)                                                                    \
     X(PK128, _pk128, 128, 128, 6, 1, 0, 0, 0, 1)                                                                \
     X(PK96, _pk96, 128, 96, 6, 1, 0, 0, 1, 1)                                                                   \
+    X(PK192, _pk192, 128, 192, 4, 1, 0, 0, 1, 1)                                                                \
+    X(PK256, _pk256, 128, 256, 4, 1, 0, 0, 1, 1)                                                                \
     X(PK64N96, _pk64n96, 64, 96, 10, 1, 0, 0, 1, 1)                                                             \
     X(SW16, _sw16, 64, 16, 16, 2, 0, 1, 0, 0)                                                                   \
     X(SW32, _sw32, 64, 32, 14, 2, 0, 1, 0, 0)                                                                   \
@@ -183,6 +187,24 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
         const int64_t tiles96 = tiles_m * cols96, tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
+        /* bf16 K of 256 k-blocks or more over 4 tile rows or more: PK192 where n fills two or more whole 192-column
+         * tiles and the SMs hold 6-8 parts, else PK256 the same with 256 columns and 8-11 parts, row-major A only
+         * (fifteenth session: nt +5-17% over PK128 at 512x1024x16384 / 32768 and 1024x512x16384, nt and tt +4-13% over
+         * PK96 at 512x768x16384 and 640x768x16384; at 2-3 tile rows, at 16 parts and PK256 in tt they lost) */
+        if (!fp8 && trans_b && kblocks >= 256 && whole_rows && tiles_m >= 4) {
+            static const int16_t wide[][3] = {{HK_GEMM_PK192, 6, 8}, {HK_GEMM_PK256, 8, 11}}; /* shape, parts */
+            for (unsigned i = 0; i < sizeof wide / sizeof wide[0]; ++i) {
+                const int64_t bn = bn_of[wide[i][0]], tiles = tiles_m * (n / bn);
+                if (n % bn != 0 || n < 2 * bn || (bn == 256 && trans_a)) /* as measured: two tile columns or more */
+                    continue;
+                const int64_t parts = hk_gemm_pooled_parts(tiles, sms);
+                if (parts >= wide[i][1] && parts <= wide[i][2] &&
+                    hk_gemm_pooled_bytes(tiles, parts, 128, bn) <= workspace_bytes) {
+                    *split = (int32_t)parts;
+                    return wide[i][0];
+                }
+            }
+        }
         const int64_t parts64 = hk_gemm_pk64_parts(tiles64x64, kblocks, sms);
         const int64_t parts96 = hk_gemm_pooled_parts(tiles96, sms), parts64n96 = hk_gemm_pooled_parts(tiles64n96, sms);
         const bool long_halves = few && kblocks >= (fp8 ? 128 : 256) && parts64 <= 2 && 20 * 96 * cols96 <= 21 * n;
