@@ -192,10 +192,11 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * (fifteenth session: nt +5-17% over PK128 at 512x1024x16384 / 32768 and 1024x512x16384, nt and tt +4-13% over
          * PK96 at 512x768x16384 and 640x768x16384; at 2-3 tile rows, at 16 parts and PK256 in tt they lost) */
         if (!fp8 && trans_b && kblocks >= 256 && whole_rows && tiles_m >= 4) {
-            static const int16_t wide[][3] = {{HK_GEMM_PK192, 6, 8}, {HK_GEMM_PK256, 8, 11}}; /* shape, parts */
+            /* shape, fewest and most parts, M-contiguous A (tt) taken */
+            static const int16_t wide[][4] = {{HK_GEMM_PK192, 6, 8, 1}, {HK_GEMM_PK256, 8, 11, 0}};
             for (unsigned i = 0; i < sizeof wide / sizeof wide[0]; ++i) {
                 const int64_t bn = bn_of[wide[i][0]], tiles = tiles_m * (n / bn);
-                if (n % bn != 0 || n < 2 * bn || (bn == 256 && trans_a)) /* as measured: two tile columns or more */
+                if (n % bn != 0 || n < 2 * bn || (trans_a && !wide[i][3])) /* as measured: two tile columns or more */
                     continue;
                 const int64_t parts = hk_gemm_pooled_parts(tiles, sms);
                 if (parts >= wide[i][1] && parts <= wide[i][2] &&
