@@ -10,9 +10,8 @@ import argparse
 import collections
 import json
 import os
-import tempfile
-
 import sys
+import tempfile
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -90,9 +89,9 @@ def main():
     for shape in args.shapes:
         m, n, k = (int(x) for x in shape.split('x'))
         for mode, who, fn in calls(m, n, k, only, bench, tunes):
-            for (name, grid, block, smem), durs in kernels(lambda: fn(), args.iters).items():
-                print(f'{shape:>18} {mode:5} {who:12} {len(durs):3}x {sum(durs) / len(durs):8.2f} us  grid {grid} block {block} '
-                      f'smem {smem}  {name[:110]}')
+            for (name, grid, block, smem), durs in kernels(fn, args.iters).items():
+                print(f'{shape:>18} {mode:5} {who:12} {len(durs):3}x {sum(durs) / len(durs):8.2f} us  grid {grid} '
+                      f'block {block} smem {smem}  {name[:110]}')
 
 
 if __name__ == '__main__':

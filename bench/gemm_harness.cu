@@ -117,7 +117,8 @@ static std::string cfg_name(const cfg_t &c)
     const shape_info &s = all_shapes[c.shape];
     std::string r = s.name;
     if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
-    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") + (c.nosum ? " nosum" : "");
+    return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") +
+           (c.nosum ? " nosum" : "");
 }
 
 static int num_sms;
@@ -589,9 +590,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     std::vector<cfg_t> built;
     for (auto c0 : cfgs) { /* HK_GEMM_PDL=ab: every config twice, plain then PDL, timed in alternation */
         c0.promote = in == E4M3 && promote;
-        if (c0.split == 0) { /* NAME:0 in HK_BENCH_SHAPES: as many pooled parts as the SMs hold */
+        if (c0.split == 0) { /* NAME:0 in HK_BENCH_SHAPES: a pooled shape in as many parts as the SMs hold, others 1 */
             const shape_info &sh = all_shapes[c0.shape];
-            c0.split = (int)hk_gemm_pooled_parts((int64_t)((m + sh.bm - 1) / sh.bm) * ((n + sh.bn - 1) / sh.bn), num_sms);
+            const int64_t tiles = hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn);
+            c0.split = pooled_fits(sh) ? (int)hk_gemm_pooled_parts(tiles, num_sms) : 1;
         }
         if (!runs(c0, in, ta, tb, BF16) || !fits(c0, m, n)) continue;
         for (int v = 0; v < (pdl_ab ? 2 : 1); ++v) {

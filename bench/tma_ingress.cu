@@ -143,7 +143,6 @@ __global__ void __launch_bounds__(128, 1) ingress_mode(const __grid_constant__ C
     ingress_body<MODE>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
 }
 
-
 /* CM x CN clusters of 64 x 64 tiles (cuBLAS's 64x64 kernels run 1 x 2 to 4 x 2): the cluster's CTAs (rm, rn) own tiles
  * (cm * CM + rm, cn * CN + rn); a tile row's CN CTAs each load 1 / CN of A's rows and multicast it along the row, a tile
  * column's CM CTAs 1 / CM of B's rows along the column. A stage of a CTA is written by its row- and column-mates, so

@@ -234,8 +234,8 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, 64x64 or 128x64 with K split over a 2-CTA cluster (DSMEM reduction) for long K, "
                    "when tiles are few, or 64x64, 64x96, 128x96, 128x128, 128x192 or 128x256 in up to 16 parts "
-                   "parked in the caller's workspace and added by a second kernel; skinny M (<= 64, row-major A) as D^T = B^T A^T in "
-                   "64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> "
+                   "parked in the caller's workspace and added by a second kernel; skinny M (<= 64, row-major A) as "
+                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> "
                    "bf16/f32 (without fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three "
                    "consumer warpgroups or tiles up to 192 wide, the next k-block in flight on tiles up to 128 "
                    "wide); a, b 16-byte aligned rows",
