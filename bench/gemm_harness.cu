@@ -3,7 +3,9 @@
  * GPU reference (all layouts, ragged shapes, alpha/beta, C aliasing D, padded ldd, fp8) and times
  * against cuBLAS / cuBLASLt in the same process.
  * Build: nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels gemm_harness.cu
- *        -lcublas -lcublasLt -lcuda -o gemm_harness */
+ *        -lcublas -lcublasLt -lcuda -o gemm_harness
+ * With -DHK_GEMM_TRACE the kernels record per-CTA global-timer stamps (gemm.cu) and HK_BENCH_TRACE=1 prints them
+ * for each one-unit configuration of a timed row: when the CTAs start, end their k-loop and exit. */
 #include "hopper/gemm.cu"
 
 #include <cublasLt.h>
@@ -672,6 +674,50 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             printf("check vs cuBLAS %dx%dx%d %s %s: rel=%.2e %s\n", m, n, k, lay, cfg_name(c).c_str(), rel, ok ? "ok" : "FAIL");
         }
     }
+#ifdef HK_GEMM_TRACE
+    if (getenv("HK_BENCH_TRACE")) /* each one-unit config's CTAs, in the last of three calls back to back */
+        for (auto c : cfgs) {
+            const shape_info &sh = all_shapes[c.shape];
+            if (sh.persist) continue;
+            const int ctas = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn) * std::max(c.split, 1));
+            if (ctas > 8192) continue;
+            for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
+            CK(cudaStreamSynchronize(bench_stream));
+            std::vector<unsigned long long> t((size_t)ctas * 4);
+            CK(cudaMemcpyFromSymbol(t.data(), hk::hopper::gemm_trace, t.size() * 8));
+            unsigned long long t0 = ~0ull;
+            for (int i = 0; i < ctas; ++i) t0 = std::min(t0, t[4 * i]);
+            auto stats = [&](const char *what, auto f) {
+                std::vector<double> v;
+                for (int i = 0; i < ctas; ++i) v.push_back(f(i));
+                std::sort(v.begin(), v.end());
+                printf("  %-22s min %7.2f  med %7.2f  max %7.2f us\n", what, v[0], v[v.size() / 2], v.back());
+            };
+            printf("trace %dx%dx%d %s, %d CTAs:\n", m, n, k, cfg_name(c).c_str(), ctas);
+            stats("start", [&](int i) { return (t[4 * i] - t0) / 1e3; });
+            stats("k-loop end", [&](int i) { return (t[4 * i + 1] - t0) / 1e3; });
+            stats("exit", [&](int i) { return (t[4 * i + 2] - t0) / 1e3; });
+            stats("k-loop", [&](int i) { return (t[4 * i + 1] - t[4 * i]) / 1e3; });
+            const int split = std::max(c.split, 1); /* a tile's parts: split consecutive CTAs */
+            stats("tile's k-loop skew", [&](int i) {
+                unsigned long long lo = ~0ull, hi = 0;
+                for (int j = i / split * split; j < i / split * split + split; ++j) {
+                    lo = std::min(lo, t[4 * j + 1]);
+                    hi = std::max(hi, t[4 * j + 1]);
+                }
+                return (hi - lo) / 1e3;
+            });
+            stats("exit - tile's k-loop", [&](int i) {
+                unsigned long long hi = 0;
+                for (int j = i / split * split; j < i / split * split + split; ++j) hi = std::max(hi, t[4 * j + 1]);
+                return ((double)t[4 * i + 2] - (double)hi) / 1e3;
+            });
+            std::vector<int> per_sm(256, 0);
+            for (int i = 0; i < ctas; ++i) ++per_sm[t[4 * i + 3] % 256];
+            const int used = (int)std::count_if(per_sm.begin(), per_sm.end(), [](int x) { return x > 0; });
+            printf("  SMs used %d of %d\n", used, num_sms);
+        }
+#endif
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(d2);
 }
 
@@ -702,6 +748,27 @@ int main(int argc, char **argv)
         int clusters = 0;
         if (cudaOccupancyMaxActiveClusters(&clusters, k, &lc) != cudaSuccess) { cudaGetLastError(); clusters = -1; }
         printf("max active clusters of %s (%u B shared): %d\n", all_shapes[sh].name, all_shapes[sh].smem, clusters);
+    }
+    { /* clusters of 2-16 CTAs of one SM each that can be resident at once (what a pooled split could run in
+       * clusters of its parts: bench/NOTES.md, sixteenth session) */
+        kern_t k = pick(BF16, false, true, BF16, PK128);
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, all_shapes[PK128].smem));
+        CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        for (int size = 2; size <= 16; ++size) {
+            cudaLaunchAttribute attr;
+            attr.id = cudaLaunchAttributeClusterDimension;
+            attr.val.clusterDim.x = size;
+            attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+            cudaLaunchConfig_t lc = {};
+            lc.gridDim = dim3(size * 16);
+            lc.blockDim = dim3(HK_GEMM_THREADS(128));
+            lc.dynamicSmemBytes = all_shapes[PK128].smem;
+            lc.attrs = &attr;
+            lc.numAttrs = 1;
+            int clusters = 0;
+            if (cudaOccupancyMaxActiveClusters(&clusters, k, &lc) != cudaSuccess) { cudaGetLastError(); clusters = -1; }
+            printf("max active clusters of %d PK128 CTAs: %d\n", size, clusters);
+        }
     }
     /* correctness: every launch shape (and k-split), layout and output, ragged, alpha/beta, aliasing, padding,
      * k = 0, skinny m, k shorter than the split, multi-tile persistent walks; each case where its kernel is built */

@@ -35,6 +35,23 @@ namespace hk::hopper {
 
 using gemm_params = hk_gemm_params;
 
+#ifdef HK_GEMM_TRACE
+/* The harness's trace build (bench/gemm_harness.cu, HK_BENCH_TRACE): per CTA of one-unit shapes, the global timer at
+ * its start (past the dependency wait), at its last k-block's end (consumer 0) and at its exit, and its SM. */
+__device__ unsigned long long gemm_trace[8192][4];
+__device__ __forceinline__ void gemm_trace_at(int what)
+{
+    if (what == 0) gemm_trace[block_x() % 8192][3] = sm_id();
+    gemm_trace[block_x() % 8192][what] = global_timer();
+}
+#define HK_GEMM_TRACE_AT(what, who)                                                                                    \
+    do {                                                                                                               \
+        if (thread() == (who)) gemm_trace_at(what);                                                                    \
+    } while (0)
+#else
+#define HK_GEMM_TRACE_AT(what, who) do {} while (0)
+#endif
+
 /* A launch shape of gemm.h, and the shared-memory layout it implies (A and B stages of 128-byte rows). */
 template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool POOL = false> struct gemm_shape {
     static constexpr int bm = BM, bn = BN, stages = STAGES, cluster = CLUSTER;
@@ -361,6 +378,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * previous kernel of the stream still runs: the setup above overlaps it, and every thread waits here for
      * its completion before the first access of A, B, C or D (TMA loads, C reads, D stores). */
     grid_dependency_wait();
+    HK_GEMM_TRACE_AT(0, 0);
 
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, count = tiles_m * tiles_n;
     const int kblocks = (p.k + bk - 1) / bk;
@@ -522,6 +540,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             reg_fence(acc.v);
             if (prev >= 0) release(prev);
         }
+        HK_GEMM_TRACE_AT(1, 128);
         if constexpr (S::pool) {
             if (pooled) {
                 gemm_pooled_park<bn, 128 * S::consumers>(acc, p, u / split, part);
@@ -560,6 +579,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         }
     }
     if (p.tma_store && thread() % 128 == 0) tma_store_wait_all();
+    HK_GEMM_TRACE_AT(2, 128);
 }
 
 } // namespace hk::hopper
