@@ -716,6 +716,19 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             for (int i = 0; i < ctas; ++i) ++per_sm[t[4 * i + 3] % 256];
             const int used = (int)std::count_if(per_sm.begin(), per_sm.end(), [](int x) { return x > 0; });
             printf("  SMs used %d of %d\n", used, num_sms);
+            /* which SMs the slowest and fastest k-loops ran on (SM:us), to tell a slow SM from a slow tile */
+            std::vector<int> order(ctas);
+            for (int i = 0; i < ctas; ++i) order[i] = i;
+            auto kloop = [&](int i) { return t[4 * i + 1] - t[4 * i]; };
+            std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
+            for (int end = 0; end < 2; ++end) {
+                printf("  %s k-loops:", end ? "fastest" : "slowest");
+                for (int j = 0; j < std::min(ctas, 8); ++j) {
+                    const int i = order[end ? ctas - 1 - j : j];
+                    printf(" %llu:%.2f", t[4 * i + 3], kloop(i) / 1e3);
+                }
+                printf("\n");
+            }
         }
 #endif
     cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(d2);
