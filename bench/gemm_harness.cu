@@ -750,39 +750,36 @@ int main(int argc, char **argv)
     profiling = !strcmp(what, "profile");
     const bool quick = !strcmp(what, "quick"), bench_only = !strcmp(what, "bench") || profiling;
 
-    for (int sh = 0; sh < NSHAPES; ++sh) {
-        if (all_shapes[sh].cluster == 1) continue;
+    /* clusters of shape sh's bf16 nt kernel resident at once: of its own __cluster_dims__ (size 0), or launched in
+     * clusters of `size` CTAs */
+    auto active_clusters = [](int sh, int size) {
         kern_t k = pick(BF16, false, true, BF16, sh);
         CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, all_shapes[sh].smem));
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = size;
+        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
         cudaLaunchConfig_t lc = {};
-        lc.gridDim = dim3(2 * (num_sms / 2));
+        lc.gridDim = dim3(size ? size * 16 : 2 * (num_sms / 2));
         lc.blockDim = dim3(HK_GEMM_THREADS(all_shapes[sh].bm));
         lc.dynamicSmemBytes = all_shapes[sh].smem;
-        int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, k, &lc) != cudaSuccess) { cudaGetLastError(); clusters = -1; }
-        printf("max active clusters of %s (%u B shared): %d\n", all_shapes[sh].name, all_shapes[sh].smem, clusters);
-    }
-    { /* clusters of 2-16 CTAs of one SM each that can be resident at once (what a pooled split could run in
-       * clusters of its parts: bench/NOTES.md, sixteenth session) */
-        kern_t k = pick(BF16, false, true, BF16, PK128);
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, all_shapes[PK128].smem));
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        for (int size = 2; size <= 16; ++size) {
-            cudaLaunchAttribute attr;
-            attr.id = cudaLaunchAttributeClusterDimension;
-            attr.val.clusterDim.x = size;
-            attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-            cudaLaunchConfig_t lc = {};
-            lc.gridDim = dim3(size * 16);
-            lc.blockDim = dim3(HK_GEMM_THREADS(128));
-            lc.dynamicSmemBytes = all_shapes[PK128].smem;
+        if (size) {
+            CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
             lc.attrs = &attr;
             lc.numAttrs = 1;
-            int clusters = 0;
-            if (cudaOccupancyMaxActiveClusters(&clusters, k, &lc) != cudaSuccess) { cudaGetLastError(); clusters = -1; }
-            printf("max active clusters of %d PK128 CTAs: %d\n", size, clusters);
         }
-    }
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, k, &lc) != cudaSuccess) { cudaGetLastError(); clusters = -1; }
+        return clusters;
+    };
+    for (int sh = 0; sh < NSHAPES; ++sh)
+        if (all_shapes[sh].cluster > 1)
+            printf("max active clusters of %s (%u B shared): %d\n", all_shapes[sh].name, all_shapes[sh].smem,
+                   active_clusters(sh, 0));
+    /* clusters of 2-16 CTAs of one SM each (what a pooled split could run in clusters of its parts: bench/NOTES.md,
+     * sixteenth session) */
+    for (int size = 2; size <= 16; ++size)
+        printf("max active clusters of %d PK128 CTAs: %d\n", size, active_clusters(PK128, size));
     /* correctness: every launch shape (and k-split), layout and output, ragged, alpha/beta, aliasing, padding,
      * k = 0, skinny m, k shorter than the split, multi-tile persistent walks; each case where its kernel is built */
     std::vector<cfg_t> modes;
