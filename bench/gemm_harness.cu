@@ -679,14 +679,21 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
         for (auto c : cfgs) {
             const shape_info &sh = all_shapes[c.shape];
             if (sh.persist) continue;
-            const int ctas = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn) * std::max(c.split, 1));
+            /* a tile's parts are split consecutive CTAs (run_hk's split) */
+            const int split = sh.cluster == 2 || pooled_fits(sh) ? std::max(c.split, 1) : 1;
+            const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = tiles * split;
             if (ctas > 8192) continue;
             for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
             std::vector<unsigned long long> t((size_t)ctas * 4);
             CK(cudaMemcpyFromSymbol(t.data(), hk::hopper::gemm_trace, t.size() * 8));
             unsigned long long t0 = ~0ull;
-            for (int i = 0; i < ctas; ++i) t0 = std::min(t0, t[4 * i]);
+            std::vector<unsigned long long> first_end(tiles, ~0ull), last_end(tiles, 0); /* of the tile's k-loops */
+            for (int i = 0; i < ctas; ++i) {
+                t0 = std::min(t0, t[4 * i]);
+                first_end[i / split] = std::min(first_end[i / split], t[4 * i + 1]);
+                last_end[i / split] = std::max(last_end[i / split], t[4 * i + 1]);
+            }
             auto stats = [&](const char *what, auto f) {
                 std::vector<double> v;
                 for (int i = 0; i < ctas; ++i) v.push_back(f(i));
@@ -698,20 +705,9 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             stats("k-loop end", [&](int i) { return (t[4 * i + 1] - t0) / 1e3; });
             stats("exit", [&](int i) { return (t[4 * i + 2] - t0) / 1e3; });
             stats("k-loop", [&](int i) { return (t[4 * i + 1] - t[4 * i]) / 1e3; });
-            const int split = std::max(c.split, 1); /* a tile's parts: split consecutive CTAs */
-            stats("tile's k-loop skew", [&](int i) {
-                unsigned long long lo = ~0ull, hi = 0;
-                for (int j = i / split * split; j < i / split * split + split; ++j) {
-                    lo = std::min(lo, t[4 * j + 1]);
-                    hi = std::max(hi, t[4 * j + 1]);
-                }
-                return (hi - lo) / 1e3;
-            });
-            stats("exit - tile's k-loop", [&](int i) {
-                unsigned long long hi = 0;
-                for (int j = i / split * split; j < i / split * split + split; ++j) hi = std::max(hi, t[4 * j + 1]);
-                return ((double)t[4 * i + 2] - (double)hi) / 1e3;
-            });
+            stats("tile's k-loop skew", [&](int i) { return (last_end[i / split] - first_end[i / split]) / 1e3; });
+            stats("exit - tile's k-loop",
+                  [&](int i) { return ((double)t[4 * i + 2] - (double)last_end[i / split]) / 1e3; });
             std::vector<int> per_sm(256, 0);
             for (int i = 0; i < ctas; ++i) ++per_sm[t[4 * i + 3] % 256];
             const int used = (int)std::count_if(per_sm.begin(), per_sm.end(), [](int x) { return x > 0; });
