@@ -685,14 +685,18 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             if (ctas > 8192) continue;
             for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
-            std::vector<unsigned long long> t((size_t)ctas * 4);
+            std::vector<unsigned long long> t((size_t)ctas * 5);
             CK(cudaMemcpyFromSymbol(t.data(), hk::hopper::gemm_trace, t.size() * 8));
+            const bool pooled = split > 1 && pooled_fits(sh);
+            const int sums = pooled ? (int)HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn) : 0;
+            std::vector<unsigned long long> st((size_t)std::min(sums, 16384) * 2);
+            if (sums) CK(cudaMemcpyFromSymbol(st.data(), hk::hopper::gemm_sum_trace, st.size() * 8));
             unsigned long long t0 = ~0ull;
             std::vector<unsigned long long> first_end(tiles, ~0ull), last_end(tiles, 0); /* of the tile's k-loops */
             for (int i = 0; i < ctas; ++i) {
-                t0 = std::min(t0, t[4 * i]);
-                first_end[i / split] = std::min(first_end[i / split], t[4 * i + 1]);
-                last_end[i / split] = std::max(last_end[i / split], t[4 * i + 1]);
+                t0 = std::min(t0, t[5 * i]);
+                first_end[i / split] = std::min(first_end[i / split], t[5 * i + 1]);
+                last_end[i / split] = std::max(last_end[i / split], t[5 * i + 1]);
             }
             auto stats = [&](const char *what, auto f) {
                 std::vector<double> v;
@@ -701,27 +705,43 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
                 printf("  %-22s min %7.2f  med %7.2f  max %7.2f us\n", what, v[0], v[v.size() / 2], v.back());
             };
             printf("trace %dx%dx%d %s, %d CTAs:\n", m, n, k, cfg_name(c).c_str(), ctas);
-            stats("start", [&](int i) { return (t[4 * i] - t0) / 1e3; });
-            stats("k-loop end", [&](int i) { return (t[4 * i + 1] - t0) / 1e3; });
-            stats("exit", [&](int i) { return (t[4 * i + 2] - t0) / 1e3; });
-            stats("k-loop", [&](int i) { return (t[4 * i + 1] - t[4 * i]) / 1e3; });
+            stats("start", [&](int i) { return (t[5 * i] - t0) / 1e3; });
+            stats("k-loop end", [&](int i) { return (t[5 * i + 1] - t0) / 1e3; });
+            stats("exit", [&](int i) { return (t[5 * i + 2] - t0) / 1e3; });
+            stats("first k-block", [&](int i) { return (t[5 * i + 4] - t0) / 1e3; });
+            stats("k-loop", [&](int i) { return (t[5 * i + 1] - t[5 * i]) / 1e3; });
             stats("tile's k-loop skew", [&](int i) { return (last_end[i / split] - first_end[i / split]) / 1e3; });
             stats("exit - tile's k-loop",
-                  [&](int i) { return ((double)t[4 * i + 2] - (double)last_end[i / split]) / 1e3; });
+                  [&](int i) { return ((double)t[5 * i + 2] - (double)last_end[i / split]) / 1e3; });
+            if (sums) { /* the sum kernel's CTAs (those of warpgroups with rows: the others return first) */
+                unsigned long long last_exit = 0, s1 = 0;
+                std::vector<double> starts;
+                for (int i = 0; i < ctas; ++i) last_exit = std::max(last_exit, t[5 * i + 2]);
+                for (size_t i = 0; i < st.size() / 2; ++i) {
+                    if (st[2 * i] < t0 || st[2 * i + 1] < st[2 * i]) continue; /* not run in this call */
+                    s1 = std::max(s1, st[2 * i + 1]);
+                    starts.push_back((st[2 * i] - t0) / 1e3);
+                }
+                std::sort(starts.begin(), starts.end());
+                if (!starts.empty())
+                    printf("  sum: last parts exit %.2f, sum CTAs start %.2f-%.2f (med %.2f), last sum end %.2f us (%zu CTAs)\n",
+                           (last_exit - t0) / 1e3, starts[0], starts.back(), starts[starts.size() / 2], (s1 - t0) / 1e3,
+                           starts.size());
+            }
             std::vector<int> per_sm(256, 0);
-            for (int i = 0; i < ctas; ++i) ++per_sm[t[4 * i + 3] % 256];
+            for (int i = 0; i < ctas; ++i) ++per_sm[t[5 * i + 3] % 256];
             const int used = (int)std::count_if(per_sm.begin(), per_sm.end(), [](int x) { return x > 0; });
             printf("  SMs used %d of %d\n", used, num_sms);
             /* which SMs the slowest and fastest k-loops ran on (SM:us), to tell a slow SM from a slow tile */
             std::vector<int> order(ctas);
             for (int i = 0; i < ctas; ++i) order[i] = i;
-            auto kloop = [&](int i) { return t[4 * i + 1] - t[4 * i]; };
+            auto kloop = [&](int i) { return t[5 * i + 1] - t[5 * i]; };
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
                 for (int j = 0; j < std::min(ctas, 8); ++j) {
                     const int i = order[end ? ctas - 1 - j : j];
-                    printf(" %llu:%.2f", t[4 * i + 3], kloop(i) / 1e3);
+                    printf(" %llu:%.2f", t[5 * i + 3], kloop(i) / 1e3);
                 }
                 printf("\n");
             }

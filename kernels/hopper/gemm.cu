@@ -37,8 +37,9 @@ using gemm_params = hk_gemm_params;
 
 #ifdef HK_GEMM_TRACE
 /* The harness's trace build (bench/gemm_harness.cu, HK_BENCH_TRACE): per CTA of one-unit shapes, the global timer at
- * its start (past the dependency wait), at its last k-block's end (consumer 0) and at its exit, and its SM. */
-__device__ unsigned long long gemm_trace[8192][4];
+ * its start (past the dependency wait), at its last k-block's end (consumer 0), at its exit and when its first k-block
+ * landed, and its SM; per CTA of a pooled sum, its start (past the dependency wait) and its end. */
+__device__ unsigned long long gemm_trace[8192][5], gemm_sum_trace[16384][2];
 __device__ __forceinline__ void gemm_trace_at(int what)
 {
     if (what == 0) gemm_trace[block_x() % 8192][3] = sm_id();
@@ -48,8 +49,13 @@ __device__ __forceinline__ void gemm_trace_at(int what)
     do {                                                                                                               \
         if (thread() == (who)) gemm_trace_at(what);                                                                    \
     } while (0)
+#define HK_GEMM_SUM_TRACE_AT(what)                                                                                     \
+    do {                                                                                                               \
+        if (thread() == 0) gemm_sum_trace[block_x() % 16384][what] = global_timer();                                   \
+    } while (0)
 #else
 #define HK_GEMM_TRACE_AT(what, who) do {} while (0)
+#define HK_GEMM_SUM_TRACE_AT(what) do {} while (0)
 #endif
 
 /* A launch shape of gemm.h, and the shared-memory layout it implies (A and B stages of 128-byte rows). */
@@ -313,6 +319,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     const int row0 = tm * S::bm + slab * 64;
     if (row0 >= p.m) return; /* its warpgroup had no rows and parked nothing */
     grid_dependency_wait();
+    HK_GEMM_SUM_TRACE_AT(0);
     grid_dependents_launch();
     const float *slot = static_cast<const float *>(p.workspace) + (int64_t)tile * p.split * slot_floats +
                         (strip * threads + slab * 128 + thread()) * 4;
@@ -335,6 +342,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
         const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = tn * S::bn + acc_t::col(r, ln);
         if (row < p.m && col < p.n) gemm_store_pair<TO, false>(p, row, col, sum.v[j], sum.v[j + 1]);
     }
+    HK_GEMM_SUM_TRACE_AT(1);
 }
 
 /* T: input element (bf16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
@@ -529,6 +537,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         } else {
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
+                if (kb == kb0) HK_GEMM_TRACE_AT(4, 128);
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
                 wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
