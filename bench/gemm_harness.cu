@@ -256,7 +256,20 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     launch(c, k, grid, HK_GEMM_THREADS(sh.bm), sh.smem, st, ma, mb, md, mt, p);
     if (pooled && !c.nosum) { /* the sum kernel adds the parked parts and writes D */
-        launch(c, sh.sum[q.out == BF16 ? 0 : q.out == F32 ? 1 : 2], HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn), 128, 0, st, p);
+        /* as the library: unused shared memory caps the sum CTAs per SM (gemm.h); HK_BENCH_SUM_CAP=0: no cap */
+        static const bool no_cap = getenv("HK_BENCH_SUM_CAP") && !strcmp(getenv("HK_BENCH_SUM_CAP"), "0");
+        const int sums = HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn);
+        const unsigned sum_smem = no_cap ? 0 : hk_gemm_pooled_sum_shared(sh.bm, sums, num_sms);
+        auto sum_k = sh.sum[q.out == BF16 ? 0 : q.out == F32 ? 1 : 2];
+        if (sum_smem) {
+            static std::vector<const void *> carved;
+            if (std::find(carved.begin(), carved.end(), (const void *)sum_k) == carved.end()) {
+                CK(cudaFuncSetAttribute(sum_k, cudaFuncAttributeMaxDynamicSharedMemorySize, HK_GEMM_SM_SHARED - 1024 - 8192));
+                CK(cudaFuncSetAttribute(sum_k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+                carved.push_back((const void *)sum_k);
+            }
+        }
+        launch(c, sum_k, sums, 128, sum_smem, st, p);
     }
     return true;
 }

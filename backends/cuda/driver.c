@@ -23,6 +23,7 @@ enum {
     HK_CU_ATTR_CC_MAJOR = 75,
     HK_CU_ATTR_CC_MINOR = 76,
     HK_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED = 8,
+    HK_CU_FUNC_ATTR_PREFERRED_SHARED_CARVEOUT = 9,
     HK_CU_EVENT_DEFAULT = 0,
     HK_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
 };
@@ -260,6 +261,11 @@ static hk_status cuda_set_shared_limit(void *dev, void *fn, unsigned bytes)
     (void)dev;
     HK_CU_CHECK(cu.cuFuncSetAttribute(fn, HK_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED, (int)bytes),
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    /* past 16 KiB, prefer the largest shared-memory carveout: the GEMM kernels need it, and the pooled sum's launch
+     * counts on it to cap its CTAs per SM (kernels/hopper/gemm.h); the LayerNorm kernels' few KiB keep the default.
+     * A hint: a driver that declines it only changes the timing. */
+    if (bytes > 16384)
+        (void)cu.cuFuncSetAttribute(fn, HK_CU_FUNC_ATTR_PREFERRED_SHARED_CARVEOUT, 100);
     return HK_OK;
 }
 

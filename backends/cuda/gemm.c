@@ -222,9 +222,11 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         return st;
     /* the parts are parked: the sum kernel (which waits for them the same way) adds them and writes D */
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_pooled_sum_%s%s", hk_gemm_out_name(a->d_type), sh->suffix);
-    const unsigned sum_grid[3] = {(unsigned)HK_GEMM_POOLED_SUM_CTAS(tiles, sh->bm, sh->bn), 1, 1}, sum_block[3] = {128, 1, 1};
+    const int64_t sum_ctas = HK_GEMM_POOLED_SUM_CTAS(tiles, sh->bm, sh->bn);
+    const unsigned sum_grid[3] = {(unsigned)sum_ctas, 1, 1}, sum_block[3] = {128, 1, 1};
     void *sum_params[] = {&p};
-    return hk_gpu_launch_dependent(ctx, kernel, sum_grid, sum_block, 0, a->stream, sum_params);
+    return hk_gpu_launch_dependent(ctx, kernel, sum_grid, sum_block, hk_gemm_pooled_sum_shared(sh->bm, sum_ctas, sms),
+                                   a->stream, sum_params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_gemm = {

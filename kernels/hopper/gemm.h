@@ -144,6 +144,19 @@ static inline int64_t hk_gemm_pk64_parts(int64_t tiles64x64, int64_t kblocks, in
 }
 /* one CTA per 8-column strip of each 64 rows of a tile */
 #define HK_GEMM_POOLED_SUM_CTAS(tiles, bm, bn) ((tiles) * ((bm) / 64) * ((bn) / 8))
+/* Unused dynamic shared memory that the sum kernel is launched with where each part's CTA holds a whole SM (128-row
+ * pooled tiles) and the sum CTAs are at most 4 per SM: then at most ceil(ctas / sms) share an SM. They launch while the
+ * parts' CTAs exit, and without a cap (registers allow 9 per SM) they pile onto the SMs freed first and add the parts
+ * with a part of the GPU's load bandwidth: +7-9% at 384-512 sum CTAs; at 960-1024 (8 per SM) within 1%; with 64-row
+ * tiles, whose parts leave room on their SMs for sum CTAs, -7% to +6% (bench/NOTES.md, seventeenth session). The
+ * launch prefers the largest shared-memory carveout (backends/cuda/driver.c), 228 KiB per SM on sm_90, 1 KiB of it
+ * reserved per CTA; the 8 KiB margin absorbs the allocation granularity. 0: no cap. */
+#define HK_GEMM_SM_SHARED 233472
+static inline uint32_t hk_gemm_pooled_sum_shared(int64_t bm, int64_t ctas, int64_t sms)
+{
+    const int64_t per_sm = (ctas + sms - 1) / sms;
+    return bm == 128 && per_sm <= 4 ? (uint32_t)(HK_GEMM_SM_SHARED / per_sm - 1024 - 8192) : 0;
+}
 
 static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int64_t box_k, int promote,
                                 int64_t sms, int64_t workspace_bytes, int32_t *split)

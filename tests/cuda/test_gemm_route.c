@@ -75,8 +75,35 @@ static void test_route_grid(void **state)
     assert_true(checked > 100000);
 }
 
+/* The pooled sum's launch cap (hk_gemm_pooled_sum_shared): where it caps, the shared memory it asks for fits a CTA,
+ * ceil(ctas / sms) CTAs still fit on one SM (so the sum stays one wave) even when the allocation rounds up to 8 KiB,
+ * and exactly that many fit with the exact allocation. */
+static void test_pooled_sum_cap(void **state)
+{
+    (void)state;
+    static const int64_t sms[] = {132, 114, 78};
+    long capped = 0;
+    for (size_t d = 0; d < sizeof sms / sizeof sms[0]; ++d)
+        for (int64_t bm = 64; bm <= 128; bm += 64)
+            for (int64_t ctas = 1; ctas <= 16 * sms[d]; ++ctas) {
+                const uint32_t bytes = hk_gemm_pooled_sum_shared(bm, ctas, sms[d]);
+                const int64_t per_sm = hk_gemm_cdiv(ctas, sms[d]);
+                if (!bytes)
+                    continue;
+                ++capped;
+                assert_int_equal(bm, 128);
+                assert_true(bytes <= HK_GEMM_SM_SHARED - 1024);
+                const int64_t fit_rounded = HK_GEMM_SM_SHARED / (hk_gemm_cdiv(bytes, 8192) * 8192 + 1024);
+                const int64_t fit_exact = HK_GEMM_SM_SHARED / (bytes + 1024);
+                if (fit_rounded < per_sm || fit_exact != per_sm)
+                    fail_msg("%lld sum CTAs on %lld SMs: %u bytes fit %lld-%lld per SM, want %lld", (long long)ctas,
+                             (long long)sms[d], bytes, (long long)fit_rounded, (long long)fit_exact, (long long)per_sm);
+            }
+    assert_true(capped > 100);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_route_grid)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_route_grid), cmocka_unit_test(test_pooled_sum_cap)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
