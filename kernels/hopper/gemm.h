@@ -154,7 +154,7 @@ static inline int64_t hk_gemm_pk64_parts(int64_t tiles64x64, int64_t kblocks, in
 #define HK_GEMM_SM_SHARED 233472
 static inline uint32_t hk_gemm_pooled_sum_shared(int64_t bm, int64_t ctas, int64_t sms)
 {
-    const int64_t per_sm = (ctas + sms - 1) / sms;
+    const int64_t per_sm = hk_gemm_cdiv(ctas, sms);
     return bm == 128 && per_sm <= 4 ? (uint32_t)(HK_GEMM_SM_SHARED / per_sm - 1024 - 8192) : 0;
 }
 
