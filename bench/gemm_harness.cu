@@ -140,6 +140,24 @@ static bool runs(const cfg_t &c, dt in, bool ta, bool tb, dt out)
     return pick(in, ta, tb, out, c.shape) && (!c.promote || HK_GEMM_PROMOTE_FITS(all_shapes[c.shape].bm, all_shapes[c.shape].bn));
 }
 
+/* The K split configuration c runs with (run_hk): the cluster halves or the pooled parts; other shapes take none. */
+static int run_split(const shape_info &s, const cfg_t &c) { return s.cluster == 2 || pooled_fits(s) ? c.split : 1; }
+
+/* As the library's driver (backends/cuda/driver.c): raise kernel k's dynamic shared memory limit to `bytes` where it is
+ * lower, preferring the largest carveout past 16 KiB. */
+static void allow_shared(const void *k, unsigned bytes)
+{
+    static std::vector<std::pair<const void *, unsigned>> limits;
+    auto it = std::find_if(limits.begin(), limits.end(), [k](const auto &l) { return l.first == k; });
+    if (it != limits.end() && it->second >= bytes) return;
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    if (bytes > 16384) CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    if (it != limits.end())
+        it->second = bytes;
+    else
+        limits.push_back({k, bytes});
+}
+
 /* A pooled split (c.split > 1 on a shape without cluster) parks its parts in hk_ws. */
 static bool fits(const cfg_t &c, int m, int n)
 {
@@ -232,7 +250,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
     const size_t eo = dsize(q.out);
-    p.split = sh.cluster == 2 || pooled_fits(sh) ? c.split : 1;
+    p.split = run_split(sh, c);
     const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */
     p.tma_store = !c.direct && !pooled && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);
     CUtensorMap md = p.tma_store ? make_map(q.d, q.out, q.n, q.m, q.ldd, 128 / eo, 64) : ma;
@@ -246,11 +264,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
         p.workspace = hk_ws;
     }
     p.promote = c.promote && q.in == E4M3;
-    static std::vector<kern_t> attr_done;
-    if (std::find(attr_done.begin(), attr_done.end(), k) == attr_done.end()) {
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sh.smem));
-        attr_done.push_back(k);
-    }
+    allow_shared((const void *)k, sh.smem);
     const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
@@ -261,14 +275,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
         const int sums = HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn);
         const unsigned sum_smem = no_cap ? 0 : hk_gemm_pooled_sum_shared(sh.bm, sums, num_sms);
         auto sum_k = sh.sum[q.out == BF16 ? 0 : q.out == F32 ? 1 : 2];
-        if (sum_smem) {
-            static std::vector<const void *> carved;
-            if (std::find(carved.begin(), carved.end(), (const void *)sum_k) == carved.end()) {
-                CK(cudaFuncSetAttribute(sum_k, cudaFuncAttributeMaxDynamicSharedMemorySize, HK_GEMM_SM_SHARED - 1024 - 8192));
-                CK(cudaFuncSetAttribute(sum_k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-                carved.push_back((const void *)sum_k);
-            }
-        }
+        if (sum_smem) allow_shared((const void *)sum_k, sum_smem);
         launch(c, sum_k, sums, 128, sum_smem, st, p);
     }
     return true;
@@ -693,7 +700,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             const shape_info &sh = all_shapes[c.shape];
             if (sh.persist) continue;
             /* a tile's parts are split consecutive CTAs (run_hk's split) */
-            const int split = sh.cluster == 2 || pooled_fits(sh) ? std::max(c.split, 1) : 1;
+            const int split = std::max(run_split(sh, c), 1);
             const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = tiles * split;
             if (ctas > 8192) continue;
             for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
@@ -783,7 +790,7 @@ int main(int argc, char **argv)
      * clusters of `size` CTAs */
     auto active_clusters = [](int sh, int size) {
         kern_t k = pick(BF16, false, true, BF16, sh);
-        CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, all_shapes[sh].smem));
+        allow_shared((const void *)k, all_shapes[sh].smem);
         cudaLaunchAttribute attr;
         attr.id = cudaLaunchAttributeClusterDimension;
         attr.val.clusterDim.x = size;
