@@ -143,22 +143,27 @@ __global__ void __launch_bounds__(128, 1) ingress_mode(const __grid_constant__ C
     ingress_body<MODE>(&map_a, &map_b, a_rows, b_rows, stages, tiles_m, kblocks, cycles);
 }
 
-/* CM x CN clusters of 64 x 64 tiles (cuBLAS's 64x64 kernels run 1 x 2 to 4 x 2): the cluster's CTAs (rm, rn) own tiles
- * (cm * CM + rm, cn * CN + rn); a tile row's CN CTAs each load 1 / CN of A's rows and multicast it along the row, a tile
- * column's CM CTAs 1 / CM of B's rows along the column. A stage of a CTA is written by its row- and column-mates, so
- * its consumer frees it on all of their empty barriers (CM + CN - 1 arrivals each). */
+/* CM x CN clusters of bm x bn tiles, K in `parts` parts (a pooled split's CTAs, one part each; cuBLAS's split-K
+ * kernels run 1 x 2 to 4 x 2 clusters): the cluster's CTAs (rm, rn) take one part of tiles (gm * CM + rm, gn * CN + rn);
+ * a tile row's CN CTAs each load 1 / CN of A's rows and multicast it along the row, a tile column's CM CTAs 1 / CM of
+ * B's rows along the column. A stage of a CTA is written by its row- and column-mates, so its consumer frees it on all
+ * of their empty barriers (CM + CN - 1 arrivals each). Clusters are a launch attribute: 1 x 1 launches without one.
+ * part_major: a tile's parts on consecutive clusters (the pooled GEMM's order), else a part's tiles. */
 template <int CM, int CN>
-__global__ void __cluster_dims__(CM * CN, 1, 1) __launch_bounds__(128, 1)
-    ingress_mc(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int stages,
-               int tiles_m, int kblocks, unsigned long long *cycles)
+__global__ void __launch_bounds__(128, 1)
+    ingress_pool(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int bm, int bn,
+                 int stages, int tiles_m, int tiles_n, int parts, int part_major, int kblocks, unsigned long long *cycles)
 {
+    constexpr bool clustered = CM * CN > 1;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
     __shared__ barrier full[max_stages], empty[max_stages];
-    constexpr uint32_t stage_bytes = 128 * 128, a_slice = 64 / CN, b_slice = 64 / CM;
-    const uint32_t rank = cluster_ctarank(), rm = rank % CM, rn = rank / CM;
-    const int cluster = blockIdx.x / (CM * CN), clusters_m = tiles_m / CM;
-    const int tm = cluster % clusters_m * CM + rm, tn = cluster / clusters_m * CN + rn;
+    const uint32_t stage_bytes = (bm + bn) * 128, a_slice = bm / CN, b_slice = bn / CM;
+    const uint32_t rank = clustered ? cluster_ctarank() : 0, rm = rank % CM, rn = rank / CM;
+    const int cluster = blockIdx.x / (CM * CN), groups_m = tiles_m / CM, groups = groups_m * (tiles_n / CN);
+    const int part = part_major ? cluster % parts : cluster / groups, group = part_major ? cluster / parts : cluster % groups;
+    const int tm = group % groups_m * CM + rm, tn = group / groups_m * CN + rn;
+    const int kb0 = part * kblocks / parts, kb1 = (part + 1) * kblocks / parts;
     uint16_t row_mask = 0, col_mask = 0;
     for (int j = 0; j < CN; ++j) row_mask |= 1u << (rm + CM * j);
     for (int i = 0; i < CM; ++i) col_mask |= 1u << (i + CM * rn);
@@ -169,30 +174,33 @@ __global__ void __cluster_dims__(CM * CN, 1, 1) __launch_bounds__(128, 1)
         }
         fence_barrier_init();
     }
-    cluster_sync();
+    if constexpr (clustered)
+        cluster_sync();
+    else
+        __syncthreads();
     const unsigned long long t0 = clock64();
     if (threadIdx.x == 0) {
         int s = 0;
         uint32_t phase = 0;
-        for (int kb = 0; kb < kblocks; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
             empty[s].wait(phase ^ 1);
             full[s].arrive_expect_tx(stage_bytes);
-            uint8_t *sa = smem + s * stage_bytes, *sb = sa + 64 * 128;
+            uint8_t *sa = smem + s * stage_bytes, *sb = sa + bm * 128;
             if constexpr (CN == 1)
-                tma_load_2d(sa, &map_a, full[s], kb * 64, tm * 64);
+                tma_load_2d(sa, &map_a, full[s], kb * 64, tm * bm);
             else
-                tma_load_2d_multicast(sa + rn * a_slice * 128, &map_a, full[s], kb * 64, tm * 64 + rn * a_slice, row_mask);
+                tma_load_2d_multicast(sa + rn * a_slice * 128, &map_a, full[s], kb * 64, tm * bm + rn * a_slice, row_mask);
             if constexpr (CM == 1)
-                tma_load_2d(sb, &map_b, full[s], kb * 64, tn * 64);
+                tma_load_2d(sb, &map_b, full[s], kb * 64, tn * bn);
             else
-                tma_load_2d_multicast(sb + rm * b_slice * 128, &map_b, full[s], kb * 64, tn * 64 + rm * b_slice, col_mask);
+                tma_load_2d_multicast(sb + rm * b_slice * 128, &map_b, full[s], kb * 64, tn * bn + rm * b_slice, col_mask);
             if (++s == stages) { s = 0; phase ^= 1; }
         }
     } else if (threadIdx.x >= 32 && threadIdx.x < 64) {
         const uint32_t lane = threadIdx.x - 32, mates = row_mask | col_mask;
         int s = 0;
         uint32_t phase = 0;
-        for (int kb = 0; kb < kblocks; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
             full[s].wait(phase);
             if (lane == rank)
                 empty[s].arrive();
@@ -202,7 +210,8 @@ __global__ void __cluster_dims__(CM * CN, 1, 1) __launch_bounds__(128, 1)
         }
         if (lane == 0) cycles[blockIdx.x] = clock64() - t0;
     }
-    cluster_sync(); /* peers may still multicast into or arrive on this CTA */
+    if constexpr (clustered)
+        cluster_sync(); /* peers may still multicast into or arrive on this CTA */
 }
 
 static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
@@ -242,7 +251,8 @@ template <class Launch> static float best_event_ms(Launch launch)
     return best;
 }
 
-template <int CM, int CN> static void run_mc(int m, int n, int k, int stages, int sms)
+template <int CM, int CN>
+static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages, int part_major)
 {
     void *a, *b;
     unsigned long long *cyc;
@@ -250,29 +260,39 @@ template <int CM, int CN> static void run_mc(int m, int n, int k, int stages, in
     CK(cudaMalloc(&b, (size_t)n * k * 2));
     CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
     CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
-    const int tiles_m = m / 64, tiles = tiles_m * (n / 64), kblocks = k / 64;
-    CK(cudaMalloc(&cyc, tiles * sizeof(unsigned long long)));
-    const CUtensorMap ma = map_rows(a, m, k, 64 / CN), mb = map_rows(b, n, k, 64 / CM);
-    const int smem = stages * 128 * 128 + 1024;
-    auto kernel = ingress_mc<CM, CN>;
+    const int tiles_m = m / bm, tiles_n = n / bn, ctas = tiles_m * tiles_n * parts, kblocks = k / 64;
+    CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
+    const CUtensorMap ma = map_rows(a, m, k, bm / CN), mb = map_rows(b, n, k, bn / CM);
+    const int smem = stages * (bm + bn) * 128 + 1024;
+    auto kernel = ingress_pool<CM, CN>;
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    if (CM * CN > 1) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchAttribute attr = {};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = CM * CN;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(tiles);
+    cfg.gridDim = dim3(ctas);
     cfg.blockDim = dim3(128);
     cfg.dynamicSmemBytes = smem;
+    cfg.attrs = &attr;
+    cfg.numAttrs = CM * CN > 1 ? 1 : 0;
     int active = 0;
-    CK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
-    const float best = best_event_ms([&] { kernel<<<tiles, 128, smem>>>(ma, mb, stages, tiles_m, kblocks, cyc); });
-    unsigned long long *h = (unsigned long long *)malloc(tiles * sizeof(unsigned long long)), sum = 0, worst = 0;
-    CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    for (int i = 0; i < tiles; ++i) {
+    if (CM * CN > 1) CK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
+    const float best = best_event_ms([&] {
+        CK(cudaLaunchKernelEx(&cfg, kernel, ma, mb, bm, bn, stages, tiles_m, tiles_n, parts, part_major, kblocks, cyc));
+    });
+    unsigned long long *h = (unsigned long long *)malloc(ctas * sizeof(unsigned long long)), sum = 0, worst = 0;
+    CK(cudaMemcpy(h, cyc, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < ctas; ++i) {
         sum += h[i];
         worst = h[i] > worst ? h[i] : worst;
     }
-    printf("%5dx%5dx%5d tile  64x 64 stages %2d cluster %dx%d (A over %d, B over %d) ctas %4d (%d clusters resident): "
-           "%6.1f cycles per k-block (slowest CTA %6.1f), event time %.1f us\n",
-           m, n, k, stages, CM, CN, CN, CM, tiles, active, (double)sum / tiles / kblocks, (double)worst / kblocks,
-           best * 1e3);
+    const double per_part = (double)kblocks / parts;
+    printf("%5dx%5dx%5d tile %3dx%3d parts %2d %-10s stages %2d cluster %dx%d (A over %d, B over %d) ctas %4d (%3d "
+           "clusters resident): %6.1f cycles per %2d KB k-block (slowest CTA %6.1f), event time %5.1f us\n",
+           m, n, k, bm, bn, parts, part_major ? "part-major" : "tile-major", stages, CM, CN, CN, CM, ctas, active,
+           (double)sum / ctas / per_part, (bm + bn) / 8, (double)worst / per_part, best * 1e3);
     free(h);
     cudaFree(a);
     cudaFree(b);
@@ -283,23 +303,25 @@ int main()
 {
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    if (getenv("INGRESS_MC")) { /* cluster multicast of 64 x 64 tiles against own loads (1 x 1), 12 stages */
+    if (getenv("INGRESS_POOL")) { /* the pooled split's loads: 128 x 128 tiles in parts, clusters sharing A or B */
         for (int rep = 0; rep < 2; ++rep) {
-            run_mc<1, 1>(640, 768, 8192, 12, sms);
-            run_mc<1, 2>(640, 768, 8192, 12, sms);
-            run_mc<2, 1>(640, 768, 8192, 12, sms);
-            run_mc<2, 2>(640, 768, 8192, 12, sms);
-            run_mc<2, 4>(640, 768, 8192, 12, sms);
-            run_mc<1, 4>(640, 768, 8192, 12, sms);
-            run_mc<2, 2>(640, 768, 8192, 8, sms);
-            run_mc<1, 1>(512, 1024, 8192, 12, sms);
-            run_mc<2, 1>(512, 1024, 8192, 12, sms);
-            run_mc<2, 2>(512, 1024, 8192, 12, sms);
-            run_mc<2, 4>(512, 1024, 8192, 12, sms);
-            run_mc<4, 2>(512, 1024, 8192, 12, sms);
-            run_mc<1, 1>(256, 2112, 8192, 12, sms);
-            run_mc<2, 1>(256, 2112, 8192, 12, sms);
-            run_mc<4, 1>(256, 2112, 8192, 12, sms);
+            run_pool<1, 1>(512, 512, 16384, 128, 128, 8, 6, 1);
+            run_pool<1, 1>(512, 512, 16384, 128, 128, 8, 6, 0);
+            run_pool<1, 2>(512, 512, 16384, 128, 128, 8, 6, 1);
+            run_pool<2, 1>(512, 512, 16384, 128, 128, 8, 6, 1);
+            run_pool<2, 2>(512, 512, 16384, 128, 128, 8, 6, 1);
+            run_pool<1, 2>(512, 512, 16384, 128, 128, 8, 6, 0);
+            run_pool<1, 1>(512, 512, 16384, 128, 64, 4, 8, 0);
+            run_pool<1, 2>(512, 512, 16384, 128, 64, 4, 8, 0);
+            run_pool<1, 2>(512, 512, 16384, 128, 64, 4, 8, 1);
+            run_pool<1, 1>(384, 512, 16384, 128, 128, 11, 6, 1);
+            run_pool<1, 2>(384, 512, 16384, 128, 128, 11, 6, 1);
+            run_pool<1, 1>(640, 768, 8192, 128, 128, 4, 6, 1);
+            run_pool<1, 2>(640, 768, 8192, 128, 128, 4, 6, 1);
+            run_pool<1, 1>(512, 1024, 16384, 128, 256, 8, 4, 1);
+            run_pool<2, 1>(512, 1024, 16384, 128, 256, 8, 4, 1);
+            run_pool<1, 1>(640, 768, 8192, 64, 64, 1, 12, 1);
+            run_pool<2, 4>(640, 768, 8192, 64, 64, 1, 12, 1);
         }
         return 0;
     }
