@@ -699,9 +699,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
         for (auto c : cfgs) {
             const shape_info &sh = all_shapes[c.shape];
             if (sh.persist) continue;
-            /* a tile's parts are split consecutive CTAs (run_hk's split) */
+            /* CTA i runs a part of tile i % tiles (pooled) or i / split (gemm.cu's units; run_hk's split) */
             const int split = std::max(run_split(sh, c), 1);
             const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = tiles * split;
+            auto tile_of = [&](int i) { return pooled_fits(sh) ? i % tiles : i / split; };
             if (ctas > 8192) continue;
             for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
@@ -715,8 +716,8 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             std::vector<unsigned long long> first_end(tiles, ~0ull), last_end(tiles, 0); /* of the tile's k-loops */
             for (int i = 0; i < ctas; ++i) {
                 t0 = std::min(t0, t[5 * i]);
-                first_end[i / split] = std::min(first_end[i / split], t[5 * i + 1]);
-                last_end[i / split] = std::max(last_end[i / split], t[5 * i + 1]);
+                first_end[tile_of(i)] = std::min(first_end[tile_of(i)], t[5 * i + 1]);
+                last_end[tile_of(i)] = std::max(last_end[tile_of(i)], t[5 * i + 1]);
             }
             auto stats = [&](const char *what, auto f) {
                 std::vector<double> v;
@@ -730,9 +731,9 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             stats("exit", [&](int i) { return (t[5 * i + 2] - t0) / 1e3; });
             stats("first k-block", [&](int i) { return (t[5 * i + 4] - t0) / 1e3; });
             stats("k-loop", [&](int i) { return (t[5 * i + 1] - t[5 * i]) / 1e3; });
-            stats("tile's k-loop skew", [&](int i) { return (last_end[i / split] - first_end[i / split]) / 1e3; });
+            stats("tile's k-loop skew", [&](int i) { return (last_end[tile_of(i)] - first_end[tile_of(i)]) / 1e3; });
             stats("exit - tile's k-loop",
-                  [&](int i) { return ((double)t[5 * i + 2] - (double)last_end[i / split]) / 1e3; });
+                  [&](int i) { return ((double)t[5 * i + 2] - (double)last_end[tile_of(i)]) / 1e3; });
             if (sums) { /* the sum kernel's CTAs (those of warpgroups with rows: the others return first) */
                 unsigned long long last_exit = 0, s1 = 0;
                 std::vector<double> starts;

@@ -390,21 +390,25 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, count = tiles_m * tiles_n;
     const int kblocks = (p.k + bk - 1) / bk;
-    /* Work units: unit u is part u % split of K (k-blocks [kb0, kb1)) of tile u / split. The persistent shapes
-     * walk units grid-strided; the others take one each, the block's index, so that a cluster's two CTAs share a
-     * tile when split is 2. The parts meet in distributed shared memory (clusters) or the workspace (pooled). */
+    /* Work units: unit u is a part of K (k-blocks [kb0, kb1)) of a tile. The persistent shapes walk units
+     * grid-strided; the others take one each, the block's index. In clusters, part u % split of tile u / split, so
+     * that a cluster's two CTAs share a tile when split is 2; they meet in distributed shared memory. Pooled, part
+     * u / count of tile u % count: the CTAs launched together then stream the same k-blocks of A and B, which
+     * halves the time of their loads against a tile's parts side by side (bench/NOTES.md, eighteenth session);
+     * they meet in the workspace. */
     const int split = S::cluster == 2 || S::pool ? p.split : 1, units = count * split;
     const int first = block_x(), step = S::persist ? grid_dim_x() : units;
     const bool pooled = S::pool && split > 1;
-    auto unit_of = [&](int u, int &tm, int &tn, int &part, int &kb0, int &kb1) {
+    auto unit_of = [&](int u, int &tile, int &tm, int &tn, int &part, int &kb0, int &kb1) {
         if (split == 1) { /* no divisions on the unsplit path: they delay the first load of small problems */
-            gemm_tile(u, tiles_m, tiles_n, p.group_m, tm, tn);
+            gemm_tile(tile = u, tiles_m, tiles_n, p.group_m, tm, tn);
             part = kb0 = 0;
             kb1 = kblocks;
             return;
         }
-        gemm_tile(u / split, tiles_m, tiles_n, p.group_m, tm, tn);
-        part = u % split;
+        tile = S::pool ? u % count : u / split;
+        part = S::pool ? u / count : u % split;
+        gemm_tile(tile, tiles_m, tiles_n, p.group_m, tm, tn);
         kb0 = part * kblocks / split;
         kb1 = (part + 1) * kblocks / split;
     };
@@ -415,8 +419,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             int s = 0;
             uint32_t phase = 0;
             for (int u = first; u < units; u += step) {
-                int tm, tn, part, kb0, kb1;
-                unit_of(u, tm, tn, part, kb0, kb1);
+                int tile, tm, tn, part, kb0, kb1;
+                unit_of(u, tile, tm, tn, part, kb0, kb1);
                 for (int kb = kb0; kb < kb1; ++kb) {
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
@@ -470,11 +474,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     acc_t acc;
     int s = 0;
     uint32_t phase = 0;
-    int tm = 0, tn = 0, part = 0;
+    int tile = 0, tm = 0, tn = 0, part = 0;
     bool live = false;
     for (int u = first; u < units; u += step) {
         int kb0, kb1;
-        unit_of(u, tm, tn, part, kb0, kb1);
+        unit_of(u, tile, tm, tn, part, kb0, kb1);
         live = tm * bm + slab * 64 < p.m;
         if (!live) { /* rows past m: pass the stages through */
             for (int kb = kb0; kb < kb1; ++kb) {
@@ -552,7 +556,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         HK_GEMM_TRACE_AT(1, 128);
         if constexpr (S::pool) {
             if (pooled) {
-                gemm_pooled_park<bn, 128 * S::consumers>(acc, p, u / split, part);
+                gemm_pooled_park<bn, 128 * S::consumers>(acc, p, tile, part);
                 continue; /* gemm_pooled_sum finishes the tile */
             }
         }
