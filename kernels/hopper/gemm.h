@@ -200,10 +200,14 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         const int64_t rows64 = hk_gemm_cdiv(m, 64), cols96 = hk_gemm_cdiv(n, 96);
         const int64_t tiles96 = tiles_m * cols96, tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
+        const int64_t parts128 = hk_gemm_pooled_parts(tiles128, sms);
         /* bf16 K of 256 k-blocks or more over 4 tile rows or more: PK192 where n fills two or more whole 192-column
          * tiles and the SMs hold 6-8 parts, else PK256 the same with 256 columns and 8-11 parts, row-major A only
          * (fifteenth session: nt +5-17% over PK128 at 512x1024x16384 / 32768 and 1024x512x16384, nt and tt +4-13% over
-         * PK96 at 512x768x16384 and 640x768x16384; at 2-3 tile rows, at 16 parts and PK256 in tt they lost) */
+         * PK96 at 512x768x16384 and 640x768x16384; at 2-3 tile rows, at 16 parts and PK256 in tt they lost). Since the
+         * pooled CTAs run tile-major, PK128 ties or beats both on every such row with n in whole 128-column tiles
+         * (eighteenth session: 512x768x16384 +10%, 640x768x16384 nt / tt +2% / +3%, 512x1024x16384 +1-3%), so
+         * those rows take PK128. */
         if (!fp8 && trans_b && kblocks >= 256 && whole_rows && tiles_m >= 4) {
             /* shape, fewest and most parts, M-contiguous A (tt) taken */
             static const int16_t wide[][4] = {{HK_GEMM_PK192, 6, 8, 1}, {HK_GEMM_PK256, 8, 11, 0}};
@@ -212,8 +216,14 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                 if (n % bn != 0 || n < 2 * bn || (trans_a && !wide[i][3])) /* as measured: two tile columns or more */
                     continue;
                 const int64_t parts = hk_gemm_pooled_parts(tiles, sms);
-                if (parts >= wide[i][1] && parts <= wide[i][2] &&
-                    hk_gemm_pooled_bytes(tiles, parts, 128, bn) <= workspace_bytes) {
+                if (parts < wide[i][1] || parts > wide[i][2])
+                    continue;
+                if (n % 128 == 0 && parts128 >= 4 &&
+                    hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
+                    *split = (int32_t)parts128;
+                    return HK_GEMM_PK128;
+                }
+                if (hk_gemm_pooled_bytes(tiles, parts, 128, bn) <= workspace_bytes) {
                     *split = (int32_t)parts;
                     return wide[i][0];
                 }
@@ -232,15 +242,18 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = (int32_t)pk96_parts;
             return HK_GEMM_PK96;
         }
-        /* PK64N96 in 2-4 parts of 16 k-blocks or more (with 8 parts it lost to PK64) where n fills whole 96-column
-         * tiles or its CTAs outnumber 64 x 64 tiles' (with PK64's parts where those fill at most half the SMs) by a
-         * quarter; with K of 64 k-blocks or more where 64 x 64 tiles fill at most half the SMs (few), else of 32-64
-         * k-blocks in bf16 (fp8 lost) or of 64 with whole 96-column tiles (past 64 the 128-row pooled tiles won). */
+        /* PK64N96 in 2-4 parts of 16 k-blocks or more (with 8 parts it lost to PK64), 5-6 with K of 256 k-blocks or
+         * more over 2+ x 6+ tiles (eighteenth session: 128x960x16384 s6, 256x576x16384 s5, +23-36% over PK64), where n
+         * fills whole 96-column tiles or its CTAs outnumber 64 x 64 tiles' (with PK64's parts where those fill at most
+         * half the SMs) by a quarter; with K of 64 k-blocks or more where 64 x 64 tiles fill at most half the SMs
+         * (few), else of 32-64 k-blocks in bf16 (fp8 lost) or of 64 with whole 96-column tiles (past 64 the 128-row
+         * pooled tiles won). */
         const int64_t busy64 = few ? tiles64x64 * parts64 : tiles64x64;
         const bool fills = 4 * tiles64n96 * parts64n96 >= 5 * busy64;
         const bool pays = few ? kblocks >= 64 && (whole_cols96 || fills)
                               : kblocks <= 64 && ((whole_cols96 && kblocks == 64) || (!fp8 && kblocks >= 32 && fills));
-        if (trans_b && pays && parts64n96 >= 2 && parts64n96 <= 4 && kblocks >= 16 * parts64n96 &&
+        const bool more_parts = kblocks >= 256 && rows64 >= 2 && cols96 >= 6; /* as measured */
+        if (trans_b && pays && parts64n96 >= 2 && parts64n96 <= (more_parts ? 6 : 4) && kblocks >= 16 * parts64n96 &&
             hk_gemm_pooled_bytes(tiles64n96, parts64n96, 64, 96) <= workspace_bytes) {
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
@@ -250,7 +263,6 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * k-blocks or more where they would take two parts and 96-column tiles do not fit n (512x512x16384 / 32768:
          * 0.62 / 0.57 -> 0.83 / 0.81, fourteenth session); else where they beat M64N64, K of 128 k-blocks or more
          * (twelfth session). */
-        const int64_t parts128 = hk_gemm_pooled_parts(tiles128, sms);
         const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
         const bool pk128 = whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 &&
                            (few ? !fp8 && kblocks >= 256 && parts64 <= 2 : kblocks >= 128) &&
