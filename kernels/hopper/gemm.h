@@ -46,7 +46,9 @@
  *  PK96, PK64N96  the same on 128 x 96 and 64 x 96 tiles (cuBLAS's split-K tile), K-major B: their tile counts
  *        fill the SMs with parts where 64- and 128-wide tiles leave SMs idle (n a multiple of 96 above all);
  *  PK192, PK256  the same on 128 x 192 and 128 x 256 tiles, K-major B: for bf16 K of 256 k-blocks or more over
- *        12-22 such tiles, where their fewer L2 -> SM bytes per flop outweigh the larger partial tiles to add;
+ *        12-22 such tiles, where their fewer L2 -> SM bytes per flop outweighed the larger partial tiles to add
+ *        while a tile's parts ran side by side; with tile-major parts PK128 ties or beats them, so the route takes
+ *        them only where n is off the 128-column grid (or PK128's parts do not fit the workspace);
  *  SWn   skinny M (m <= 64, row-major A): D^T = op(B)^T A^T, so the problem's N fills 64-row tiles and M is
  *        the tile width; one consumer warpgroup, deep ring (the shape streams B at memory speed), K split
  *        over the cluster as in SK64, D written transposed from registers;
