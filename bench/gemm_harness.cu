@@ -702,13 +702,13 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             /* CTA i runs a part of tile i % tiles (pooled) or i / split (gemm.cu's units; run_hk's split) */
             const int split = std::max(run_split(sh, c), 1);
             const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = tiles * split;
-            auto tile_of = [&](int i) { return pooled_fits(sh) ? i % tiles : i / split; };
+            const bool pooled = split > 1 && pooled_fits(sh);
+            auto tile_of = [&](int i) { return pooled ? i % tiles : i / split; };
             if (ctas > 8192) continue;
             for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
             std::vector<unsigned long long> t((size_t)ctas * 5);
             CK(cudaMemcpyFromSymbol(t.data(), hk::hopper::gemm_trace, t.size() * 8));
-            const bool pooled = split > 1 && pooled_fits(sh);
             const int sums = pooled ? (int)HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn) : 0;
             std::vector<unsigned long long> st((size_t)std::min(sums, 16384) * 2);
             if (sums) CK(cudaMemcpyFromSymbol(st.data(), hk::hopper::gemm_sum_trace, st.size() * 8));
