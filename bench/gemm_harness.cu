@@ -670,7 +670,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     for (size_t j = 0; j < ms.size(); ++j) {
         const double tf = flop / ms[j] / 1e9;
         rows.push_back({names[j] + (calls ? " [graph]" : ""), m, n, k, tf, best_ref > 0 ? tf / best_ref : 0});
+        /* also as measured, so that a run cut short by a time limit still reports its rows */
+        printf("row %-30s %6d %6d %6d %8.1f %7.3f\n", rows.back().what.c_str(), m, n, k, tf, rows.back().ratio);
     }
+    fflush(stdout);
     if (fs.size() > nhk) { /* each hk config's output against the last cuBLAS call's, sampled */
         std::vector<uint16_t> h1((size_t)m * n), h2((size_t)m * n);
         CK(cudaMemcpy(h2.data(), d2, h2.size() * 2, cudaMemcpyDeviceToHost));
