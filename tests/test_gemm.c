@@ -329,6 +329,11 @@ static const forced_case forced_cases[] = {
      0}, NULL, 1},
     {{"tt_bf16_384x512x16384_workspace_pk128_f32", TH_GPU, 384, 512, 16384, BF, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
      NULL, 1},
+    /* routed since the nineteenth session: PK128 from 128 k-blocks over few tiles (nn here), fp8 PK64N96 in 5 parts */
+    {{"nn_bf16_384x512x8192_workspace_pk128_beta", TH_GPU, 384, 512, 8192, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0.5f, C_SEPARATE, 0, 0,
+      0}, NULL, 1},
+    {{"nt_e4m3fn_128x1152x16384_workspace_pk64n96", TH_GPU, 128, 1152, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
+      2.0f, 0}, NULL, 1},
     {{"nt_e4m3fn_256x736x16384_workspace_pk96_ragged_n", TH_GPU, 256, 736, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},

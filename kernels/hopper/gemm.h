@@ -244,8 +244,9 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             *split = (int32_t)pk96_parts;
             return HK_GEMM_PK96;
         }
-        /* PK64N96 in 2-4 parts of 16 k-blocks or more (with 8 parts it lost to PK64), 5-6 with K of 256 k-blocks or
-         * more over 2+ x 6+ tiles (eighteenth session: 128x960x16384 s6, 256x576x16384 s5, +23-36% over PK64), where n
+        /* PK64N96 in 2-4 parts of 16 k-blocks or more (with 8 parts it lost to PK64), 5-6 with K of 16384 or more
+         * over 2+ x 6+ tiles (bf16, eighteenth session: 128x960x16384 s6, 256x576x16384 s5, +23-36% over PK64; fp8,
+         * nineteenth: 128x1152x16384 s5, 128x960x16384 s6, 256x576x16384 s5 and the like, +14-27%), where n
          * fills whole 96-column tiles or its CTAs outnumber 64 x 64 tiles' (with PK64's parts where those fill at most
          * half the SMs) by a quarter; with K of 64 k-blocks or more where 64 x 64 tiles fill at most half the SMs
          * (few), else of 32-64 k-blocks in bf16 (fp8 lost) or of 64 with whole 96-column tiles (past 64 the 128-row
@@ -254,20 +255,21 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         const bool fills = 4 * tiles64n96 * parts64n96 >= 5 * busy64;
         const bool pays = few ? kblocks >= 64 && (whole_cols96 || fills)
                               : kblocks <= 64 && ((whole_cols96 && kblocks == 64) || (!fp8 && kblocks >= 32 && fills));
-        const bool more_parts = kblocks >= 256 && rows64 >= 2 && cols96 >= 6; /* as measured */
+        const bool more_parts = k >= 16384 && rows64 >= 2 && cols96 >= 6; /* as measured, bf16 and fp8 */
         if (trans_b && pays && parts64n96 >= 2 && parts64n96 <= (more_parts ? 6 : 4) && kblocks >= 16 * parts64n96 &&
             hk_gemm_pooled_bytes(tiles64n96, parts64n96, 64, 96) <= workspace_bytes) {
             *split = (int32_t)parts64n96;
             return HK_GEMM_PK64N96;
         }
         /* PK128 with as many parts as the SMs hold, at least 4, with m and n in whole 128-wide tiles on more than one
-         * tile row (given the workspace): where 64 x 64 tiles fill at most half the SMs (few), in bf16 with K of 256
-         * k-blocks or more where they would take two parts and 96-column tiles do not fit n (512x512x16384 / 32768:
-         * 0.62 / 0.57 -> 0.83 / 0.81, fourteenth session); else where they beat M64N64, K of 128 k-blocks or more
-         * (twelfth session). */
+         * tile row (given the workspace), K of 128 k-blocks or more: where they beat M64N64 (twelfth session), and
+         * where 64 x 64 tiles fill at most half the SMs (few), in bf16 where those would take two parts and 96-column
+         * tiles do not fit n (fourteenth session, from 256 k-blocks: 512x512x16384 0.62 -> 0.83; since the pooled
+         * CTAs run tile-major also from 128, nineteenth session: 384x512x8192 +12-15% in nt / tt / nn, 512x512x8192
+         * +2-5%, 512x512x12288 +9-10%, 1536x128x8192 +16%). */
         const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
-        const bool pk128 = whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 &&
-                           (few ? !fp8 && kblocks >= 256 && parts64 <= 2 : kblocks >= 128) &&
+        const bool pk128 = whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 && kblocks >= 128 &&
+                           (!few || (!fp8 && parts64 <= 2)) &&
                            hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes;
         if (pk128) {
             *split = (int32_t)parts128;
