@@ -2,8 +2,11 @@
  * rows, 128B swizzle, one mbarrier ring) without the mma, one CTA per SM, every CTA on the tile a GEMM of m x n x k
  * would give it. Prints bytes per cycle per SM and the aggregate rate, so a GEMM shape's k-block time can be read
  * against its load floor (bench/NOTES.md, eleventh session, call 13).
+ * INGRESS_POOL=1: the loads of a pooled split (tile orders, clusters); INGRESS_MMA=1: the pooled k-loop with and
+ * without its mma.
  *   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels tma_ingress.cu -lcuda -o tma_ingress */
 #include "tiles/hopper/barrier.cuh"
+#include "tiles/hopper/mma.cuh"
 #include "tiles/hopper/tma.cuh"
 
 #include <cuda.h>
@@ -214,6 +217,75 @@ __global__ void __launch_bounds__(128, 1)
         cluster_sync(); /* peers may still multicast into or arrive on this CTA */
 }
 
+/* The pooled split's k-loop with its mma (tile-major CTAs, no clusters): a producer warpgroup streams 128 x BN tiles'
+ * k-blocks as ingress_pool does, two consumer warpgroups run the GEMM's wgmma on each stage (rows 64 w .. 64 w + 63,
+ * every column, both operands from shared memory) and free it one k-block later, as gemm.cu does. MMA_ONLY: the
+ * producer fills the ring once and the consumers cycle over its resident stages: the mma's own rate, with no TMA
+ * writes into shared memory beside it. Cycles per CTA from its first landed k-block to its last mma's end. */
+template <int BN, bool MMA_ONLY>
+__global__ void __launch_bounds__(384, 1)
+    pool_mma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int stages, int tiles_m,
+             int tiles, int parts, int kblocks, unsigned long long *cycles)
+{
+    constexpr int bm = 128;
+    constexpr uint32_t a_bytes = bm * 128, stage_bytes = (bm + BN) * 128;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *smem = swizzle_aligned(smem_raw);
+    __shared__ barrier full[max_stages], empty[max_stages];
+    const int part = blockIdx.x / tiles, tile = blockIdx.x % tiles, tm = tile % tiles_m, tn = tile / tiles_m;
+    const int kb0 = part * kblocks / parts, kb1 = (part + 1) * kblocks / parts;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            full[s].init(1);
+            empty[s].init(8); /* lane 0 of each consumer warp */
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();
+    const int wg = warpgroup_index();
+    if (wg == 0) {
+        warpgroup_reg_dealloc<40>();
+        if (threadIdx.x == 0) {
+            int s = 0;
+            uint32_t phase = 0;
+            for (int kb = kb0; kb < (MMA_ONLY ? kb0 + stages : kb1); ++kb) {
+                empty[s].wait(phase ^ 1);
+                full[s].arrive_expect_tx(stage_bytes);
+                uint8_t *sa = smem + s * stage_bytes;
+                tma_load_2d(sa, &map_a, full[s], kb * 64, tm * bm);
+                tma_load_2d(sa + a_bytes, &map_b, full[s], kb * 64, tn * BN);
+                if (++s == stages) { s = 0; phase ^= 1; }
+            }
+        }
+        return;
+    }
+    warpgroup_reg_alloc<232>();
+    const int slab = wg - 1;
+    accum_64xN<BN> acc;
+    acc.zero();
+    int s = 0, prev = -1;
+    uint32_t phase = 0;
+    unsigned long long t0 = 0;
+    if constexpr (MMA_ONLY) {
+        for (int i = 0; i < stages; ++i) full[i].wait(0);
+        t0 = clock64();
+    }
+    for (int kb = kb0; kb < kb1; ++kb) {
+        if constexpr (!MMA_ONLY) {
+            full[s].wait(phase);
+            if (kb == kb0) t0 = clock64();
+        }
+        const uint8_t *sa = smem + s * stage_bytes;
+        wgmma_kblock<__nv_bfloat16, false, false, 128>(acc, sa + slab * 8192, sa + a_bytes);
+        wgmma_wait<1>();
+        if (!MMA_ONLY && prev >= 0 && threadIdx.x % 32 == 0) empty[prev].arrive();
+        prev = s;
+        if (++s == stages) { s = 0; phase ^= 1; }
+    }
+    wgmma_wait<0>();
+    if (threadIdx.x == 128) cycles[blockIdx.x] = clock64() - t0;
+}
+
 static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
                             CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B, int box_k = 64)
 {
@@ -299,10 +371,58 @@ static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages,
     cudaFree(cyc);
 }
 
+/* pool_mma on m x n x k in `parts` parts: cycles per k-block from the first one's landing, mean and slowest CTA (the
+ * wait for the first is the pipeline fill, not the loop's rate). */
+template <int BN, bool MMA_ONLY> static void run_pool_mma(int m, int n, int k, int parts, int stages)
+{
+    void *a, *b;
+    unsigned long long *cyc;
+    CK(cudaMalloc(&a, (size_t)m * k * 2));
+    CK(cudaMalloc(&b, (size_t)n * k * 2));
+    CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
+    CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
+    const int tiles_m = m / 128, tiles = tiles_m * (n / BN), ctas = tiles * parts, kblocks = k / 64;
+    CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
+    const CUtensorMap ma = map_rows(a, m, k, 128), mb = map_rows(b, n, k, BN);
+    const int smem = stages * (128 + BN) * 128 + 1024;
+    auto kernel = pool_mma<BN, MMA_ONLY>;
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const float best = best_event_ms(
+        [&] { kernel<<<ctas, 384, smem>>>(ma, mb, stages, tiles_m, tiles, parts, kblocks, cyc); });
+    unsigned long long *h = (unsigned long long *)malloc(ctas * sizeof(unsigned long long)), sum = 0, worst = 0;
+    CK(cudaMemcpy(h, cyc, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < ctas; ++i) {
+        sum += h[i];
+        worst = h[i] > worst ? h[i] : worst;
+    }
+    const double steps = (double)kblocks / parts;
+    printf("%5dx%5dx%5d tile 128x%3d parts %2d tile-major stages %2d %-24s ctas %4d: %6.1f cycles per k-block "
+           "(slowest CTA %6.1f), event time %5.1f us\n",
+           m, n, k, BN, parts, stages, MMA_ONLY ? "mma on resident stages" : "mma beside the loads", ctas,
+           (double)sum / ctas / steps, (double)worst / steps, best * 1e3);
+    free(h);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(cyc);
+}
+
 int main()
 {
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    if (getenv("INGRESS_MMA")) { /* is PK128's k-loop bound by shared-memory bytes (bench/NOTES.md, nineteenth session)? */
+        for (int rep = 0; rep < 2; ++rep) {
+            run_pool<1, 1>(512, 512, 16384, 128, 128, 8, 6, 0);
+            run_pool_mma<128, true>(512, 512, 16384, 8, 6);
+            run_pool_mma<128, false>(512, 512, 16384, 8, 6);
+            run_pool<1, 1>(384, 512, 16384, 128, 128, 11, 6, 0);
+            run_pool_mma<128, false>(384, 512, 16384, 11, 6);
+            run_pool<1, 1>(512, 1024, 16384, 128, 256, 8, 4, 0);
+            run_pool_mma<256, true>(512, 1024, 16384, 8, 4);
+            run_pool_mma<256, false>(512, 1024, 16384, 8, 4);
+        }
+        return 0;
+    }
     if (getenv("INGRESS_POOL")) { /* the pooled split's loads: 128 x 128 tiles in parts, clusters sharing A or B */
         for (int rep = 0; rep < 2; ++rep) {
             run_pool<1, 1>(512, 512, 16384, 128, 128, 8, 6, 1);
