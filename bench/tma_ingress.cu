@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 using namespace hk::hopper;
 
@@ -323,18 +324,48 @@ template <class Launch> static float best_event_ms(Launch launch)
     return best;
 }
 
+/* A pooled run's operands (m x k and n x k bf16, every element 0x3c3c), a cycle count per CTA, and their mean and
+ * slowest read back. */
+struct pool_run {
+    void *a = nullptr, *b = nullptr;
+    unsigned long long *cyc = nullptr;
+    int ctas;
+    pool_run(int m, int n, int k, int ctas_) : ctas(ctas_)
+    {
+        CK(cudaMalloc(&a, (size_t)m * k * 2));
+        CK(cudaMalloc(&b, (size_t)n * k * 2));
+        CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
+        CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
+        CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
+    }
+    pool_run(const pool_run &) = delete;
+    pool_run &operator=(const pool_run &) = delete;
+    ~pool_run()
+    {
+        cudaFree(a);
+        cudaFree(b);
+        cudaFree(cyc);
+    }
+    void cycles(double &mean, double &worst) const
+    {
+        std::vector<unsigned long long> h(ctas);
+        CK(cudaMemcpy(h.data(), cyc, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        unsigned long long sum = 0, most = 0;
+        for (unsigned long long c : h) {
+            sum += c;
+            most = c > most ? c : most;
+        }
+        mean = (double)sum / ctas;
+        worst = (double)most;
+    }
+};
+
 template <int CM, int CN>
 static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages, int part_major)
 {
-    void *a, *b;
-    unsigned long long *cyc;
-    CK(cudaMalloc(&a, (size_t)m * k * 2));
-    CK(cudaMalloc(&b, (size_t)n * k * 2));
-    CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
-    CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
     const int tiles_m = m / bm, tiles_n = n / bn, ctas = tiles_m * tiles_n * parts, kblocks = k / 64;
-    CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
-    const CUtensorMap ma = map_rows(a, m, k, bm / CN), mb = map_rows(b, n, k, bn / CM);
+    const pool_run run(m, n, k, ctas);
+    const CUtensorMap ma = map_rows(run.a, m, k, bm / CN), mb = map_rows(run.b, n, k, bn / CM);
     const int smem = stages * (bm + bn) * 128 + 1024;
     auto kernel = ingress_pool<CM, CN>;
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -352,58 +383,36 @@ static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages,
     int active = 0;
     if (CM * CN > 1) CK(cudaOccupancyMaxActiveClusters(&active, kernel, &cfg));
     const float best = best_event_ms([&] {
-        CK(cudaLaunchKernelEx(&cfg, kernel, ma, mb, bm, bn, stages, tiles_m, tiles_n, parts, part_major, kblocks, cyc));
+        CK(cudaLaunchKernelEx(&cfg, kernel, ma, mb, bm, bn, stages, tiles_m, tiles_n, parts, part_major, kblocks, run.cyc));
     });
-    unsigned long long *h = (unsigned long long *)malloc(ctas * sizeof(unsigned long long)), sum = 0, worst = 0;
-    CK(cudaMemcpy(h, cyc, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    for (int i = 0; i < ctas; ++i) {
-        sum += h[i];
-        worst = h[i] > worst ? h[i] : worst;
-    }
+    double mean, worst;
+    run.cycles(mean, worst);
     const double per_part = (double)kblocks / parts;
     printf("%5dx%5dx%5d tile %3dx%3d parts %2d %-10s stages %2d cluster %dx%d (A over %d, B over %d) ctas %4d (%3d "
            "clusters resident): %6.1f cycles per %2d KB k-block (slowest CTA %6.1f), event time %5.1f us\n",
            m, n, k, bm, bn, parts, part_major ? "part-major" : "tile-major", stages, CM, CN, CN, CM, ctas, active,
-           (double)sum / ctas / per_part, (bm + bn) / 8, (double)worst / per_part, best * 1e3);
-    free(h);
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(cyc);
+           mean / per_part, (bm + bn) / 8, worst / per_part, best * 1e3);
 }
 
 /* pool_mma on m x n x k in `parts` parts: cycles per k-block from the first one's landing, mean and slowest CTA (the
  * wait for the first is the pipeline fill, not the loop's rate). */
 template <int BN, bool MMA_ONLY> static void run_pool_mma(int m, int n, int k, int parts, int stages)
 {
-    void *a, *b;
-    unsigned long long *cyc;
-    CK(cudaMalloc(&a, (size_t)m * k * 2));
-    CK(cudaMalloc(&b, (size_t)n * k * 2));
-    CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
-    CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
     const int tiles_m = m / 128, tiles = tiles_m * (n / BN), ctas = tiles * parts, kblocks = k / 64;
-    CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
-    const CUtensorMap ma = map_rows(a, m, k, 128), mb = map_rows(b, n, k, BN);
+    const pool_run run(m, n, k, ctas);
+    const CUtensorMap ma = map_rows(run.a, m, k, 128), mb = map_rows(run.b, n, k, BN);
     const int smem = stages * (128 + BN) * 128 + 1024;
     auto kernel = pool_mma<BN, MMA_ONLY>;
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const float best = best_event_ms(
-        [&] { kernel<<<ctas, 384, smem>>>(ma, mb, stages, tiles_m, tiles, parts, kblocks, cyc); });
-    unsigned long long *h = (unsigned long long *)malloc(ctas * sizeof(unsigned long long)), sum = 0, worst = 0;
-    CK(cudaMemcpy(h, cyc, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-    for (int i = 0; i < ctas; ++i) {
-        sum += h[i];
-        worst = h[i] > worst ? h[i] : worst;
-    }
+        [&] { kernel<<<ctas, 384, smem>>>(ma, mb, stages, tiles_m, tiles, parts, kblocks, run.cyc); });
+    double mean, worst;
+    run.cycles(mean, worst);
     const double steps = (double)kblocks / parts;
     printf("%5dx%5dx%5d tile 128x%3d parts %2d tile-major stages %2d %-24s ctas %4d: %6.1f cycles per k-block "
            "(slowest CTA %6.1f), event time %5.1f us\n",
            m, n, k, BN, parts, stages, MMA_ONLY ? "mma on resident stages" : "mma beside the loads", ctas,
-           (double)sum / ctas / steps, (double)worst / steps, best * 1e3);
-    free(h);
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(cyc);
+           mean / steps, worst / steps, best * 1e3);
 }
 
 int main()
