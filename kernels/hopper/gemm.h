@@ -203,6 +203,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         const int64_t tiles96 = tiles_m * cols96, tiles64n96 = rows64 * cols96;
         const bool whole_rows = 2 * tiles_m == rows64, whole_cols96 = n % 96 == 0, few = 2 * tiles64x64 <= sms;
         const int64_t parts128 = hk_gemm_pooled_parts(tiles128, sms);
+        const bool pk128_fits = parts128 >= 4 && hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes;
         /* bf16 K of 256 k-blocks or more over 4 tile rows or more: PK192 where n fills two or more whole 192-column
          * tiles and the SMs hold 6-8 parts, else PK256 the same with 256 columns and 8-11 parts, row-major A only
          * (fifteenth session: nt +5-17% over PK128 at 512x1024x16384 / 32768 and 1024x512x16384, nt and tt +4-13% over
@@ -220,8 +221,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
                 const int64_t parts = hk_gemm_pooled_parts(tiles, sms);
                 if (parts < wide[i][1] || parts > wide[i][2])
                     continue;
-                if (n % 128 == 0 && parts128 >= 4 &&
-                    hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes) {
+                if (n % 128 == 0 && pk128_fits) {
                     *split = (int32_t)parts128;
                     return HK_GEMM_PK128;
                 }
@@ -268,9 +268,8 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
          * CTAs run tile-major also from 128, nineteenth session: 384x512x8192 +12-15% in nt / tt / nn, 512x512x8192
          * +2-5%, 512x512x12288 +9-10%, 1536x128x8192 +16%). */
         const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
-        const bool pk128 = whole_rows && whole_cols128 && tiles_m > 1 && parts128 >= 4 && kblocks >= 128 &&
-                           (!few || (!fp8 && parts64 <= 2)) &&
-                           hk_gemm_pooled_bytes(tiles128, parts128, 128, 128) <= workspace_bytes;
+        const bool pk128 = pk128_fits && whole_rows && whole_cols128 && tiles_m > 1 && kblocks >= 128 &&
+                           (!few || (!fp8 && parts64 <= 2));
         if (pk128) {
             *split = (int32_t)parts128;
             best = HK_GEMM_PK128;
