@@ -324,13 +324,13 @@ template <class Launch> static float best_event_ms(Launch launch)
     return best;
 }
 
-/* A pooled run's operands (m x k and n x k bf16, every element 0x3c3c), a cycle count per CTA, and their mean and
- * slowest read back. */
-struct pool_run {
+/* A run's operands (m x k and n x k bf16, every element 0x3c3c), a cycle count per CTA, and their mean and slowest
+ * read back. */
+struct ingress_run {
     void *a = nullptr, *b = nullptr;
     unsigned long long *cyc = nullptr;
     int ctas;
-    pool_run(int m, int n, int k, int ctas_) : ctas(ctas_)
+    ingress_run(int m, int n, int k, int ctas_) : ctas(ctas_)
     {
         CK(cudaMalloc(&a, (size_t)m * k * 2));
         CK(cudaMalloc(&b, (size_t)n * k * 2));
@@ -338,9 +338,9 @@ struct pool_run {
         CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
         CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
     }
-    pool_run(const pool_run &) = delete;
-    pool_run &operator=(const pool_run &) = delete;
-    ~pool_run()
+    ingress_run(const ingress_run &) = delete;
+    ingress_run &operator=(const ingress_run &) = delete;
+    ~ingress_run()
     {
         cudaFree(a);
         cudaFree(b);
@@ -364,7 +364,7 @@ template <int CM, int CN>
 static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages, int part_major)
 {
     const int tiles_m = m / bm, tiles_n = n / bn, ctas = tiles_m * tiles_n * parts, kblocks = k / 64;
-    const pool_run run(m, n, k, ctas);
+    const ingress_run run(m, n, k, ctas);
     const CUtensorMap ma = map_rows(run.a, m, k, bm / CN), mb = map_rows(run.b, n, k, bn / CM);
     const int smem = stages * (bm + bn) * 128 + 1024;
     auto kernel = ingress_pool<CM, CN>;
@@ -399,7 +399,7 @@ static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages,
 template <int BN, bool MMA_ONLY> static void run_pool_mma(int m, int n, int k, int parts, int stages)
 {
     const int tiles_m = m / 128, tiles = tiles_m * (n / BN), ctas = tiles * parts, kblocks = k / 64;
-    const pool_run run(m, n, k, ctas);
+    const ingress_run run(m, n, k, ctas);
     const CUtensorMap ma = map_rows(run.a, m, k, 128), mb = map_rows(run.b, n, k, BN);
     const int smem = stages * (128 + BN) * 128 + 1024;
     auto kernel = pool_mma<BN, MMA_ONLY>;
@@ -469,30 +469,23 @@ int main()
         {256, 4096, 8192, 64, 128, 8, 0}, {256, 4096, 8192, 64, 128, 8, 2}, {512, 4224, 8192, 128, 128, 6, 0},
         {1024, 4096, 8192, 128, 256, 4, 0}};
     for (const row &r : rows) {
-        void *a, *b;
-        unsigned long long *cyc;
-        CK(cudaMalloc(&a, (size_t)r.m * r.k * 2));
-        CK(cudaMalloc(&b, (size_t)r.n * r.k * 2));
-        CK(cudaMemset(a, 0x3c, (size_t)r.m * r.k * 2));
-        CK(cudaMemset(b, 0x3c, (size_t)r.n * r.k * 2));
         const int tiles_m = r.m / r.a_rows, tiles = tiles_m * (r.n / r.b_rows), kblocks = r.k / 64;
-        CK(cudaMalloc(&cyc, tiles * sizeof(unsigned long long)));
+        const ingress_run run(r.m, r.n, r.k, tiles);
         const CUtensorMapL2promotion promo = r.mode == 5 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : r.mode == 6 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
                                              : r.mode == 7 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
         const int box_k = r.mode == 8 ? 32 : 64, a_box = r.mode == 9 ? r.a_rows / 2 : r.a_rows;
-        const CUtensorMap ma = map_rows(a, r.m, r.k, a_box, promo, box_k),
-                          mb = map_rows(b, r.n, r.k, r.mode == 1 || r.mode == 9 ? r.b_rows / 2 : r.b_rows, promo, box_k);
+        const CUtensorMap ma = map_rows(run.a, r.m, r.k, a_box, promo, box_k),
+                          mb = map_rows(run.b, r.n, r.k, r.mode == 1 || r.mode == 9 ? r.b_rows / 2 : r.b_rows, promo, box_k);
         const int smem = r.stages * (r.a_rows + r.b_rows) * 128 + 1024;
         auto kernel = r.mode == 1 ? ingress_half : r.mode == 2 ? ingress_alternate : r.mode == 3 ? ingress_mode<3>
                       : r.mode == 4 ? ingress_mode<4> : r.mode == 8 ? ingress_mode<8> : r.mode == 9 ? ingress_mode<9>
                       : r.mode == 10 ? ingress_mode<10> : r.mode == 11 ? ingress_mode<11> : ingress;
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         const float best = best_event_ms(
-            [&] { kernel<<<tiles, 128, smem>>>(ma, mb, r.a_rows, r.b_rows, r.stages, tiles_m, kblocks, cyc); });
-        unsigned long long *h = (unsigned long long *)malloc(tiles * sizeof(unsigned long long)), sum = 0;
-        CK(cudaMemcpy(h, cyc, tiles * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-        for (int i = 0; i < tiles; ++i) sum += h[i];
-        const double per_cta = (double)(r.a_rows + r.b_rows) * 128 * kblocks, cycles = (double)sum / tiles;
+            [&] { kernel<<<tiles, 128, smem>>>(ma, mb, r.a_rows, r.b_rows, r.stages, tiles_m, kblocks, run.cyc); });
+        double cycles, worst;
+        run.cycles(cycles, worst);
+        const double per_cta = (double)(r.a_rows + r.b_rows) * 128 * kblocks;
         static const char *modes[] = {"own B", "B halves multicast", "B alternate multicast", "L2 evict_last hint",
                                       "L2 evict_first hint", "no L2 promotion", "L2 promotion 64B", "L2 promotion 128B",
                                       "half-K boxes (64B swizzle)", "half-row boxes", "B issued before A",
@@ -501,10 +494,6 @@ int main()
                "%5.1f B/cycle per CTA, %5.2f TB/s into shared memory (event time %.1f us)\n",
                r.m, r.n, r.k, r.a_rows, r.b_rows, r.stages, modes[r.mode], tiles, sms, cycles / kblocks,
                per_cta / kblocks / 1024, per_cta / cycles, per_cta * tiles / (best * 1e-3) / 1e12, best * 1e3);
-        free(h);
-        cudaFree(a);
-        cudaFree(b);
-        cudaFree(cyc);
     }
     return 0;
 }
