@@ -38,11 +38,13 @@ using gemm_params = hk_gemm_params;
 #ifdef HK_GEMM_TRACE
 /* The harness's trace build (bench/gemm_harness.cu, HK_BENCH_TRACE): per CTA of one-unit shapes, the global timer at
  * its start (past the dependency wait), at its last k-block's end (consumer 0), at its exit and when its first k-block
- * landed, and its SM; per CTA of a pooled sum, its start (past the dependency wait) and its end. */
-__device__ unsigned long long gemm_trace[8192][5], gemm_sum_trace[16384][2];
+ * landed, its SM, and the SM's cycle counter when the first k-block landed and at the last one's end (cycles over
+ * nanoseconds: the clock the k-loop ran at); per CTA of a pooled sum, its start (past the dependency wait) and its end. */
+__device__ unsigned long long gemm_trace[8192][7], gemm_sum_trace[16384][2];
 __device__ __forceinline__ void gemm_trace_at(int what)
 {
     if (what == 0) gemm_trace[block_x() % 8192][3] = sm_id();
+    if (what == 4 || what == 1) gemm_trace[block_x() % 8192][what == 4 ? 5 : 6] = clock64();
     gemm_trace[block_x() % 8192][what] = global_timer();
 }
 #define HK_GEMM_TRACE_AT(what, who)                                                                                    \
