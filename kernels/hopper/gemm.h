@@ -263,13 +263,14 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         }
         /* PK128 with as many parts as the SMs hold, at least 4, with m and n in whole 128-wide tiles on more than one
          * tile row (given the workspace), K of 128 k-blocks or more: where they beat M64N64 (twelfth session), and
-         * where 64 x 64 tiles fill at most half the SMs (few), in bf16 where those would take two parts and 96-column
-         * tiles do not fit n (fourteenth session, from 256 k-blocks: 512x512x16384 0.62 -> 0.83; since the pooled
-         * CTAs run tile-major also from 128, nineteenth session: 384x512x8192 +12-15% in nt / tt / nn, 512x512x8192
-         * +2-5%, 512x512x12288 +9-10%, 1536x128x8192 +16%). */
+         * where 64 x 64 tiles fill at most half the SMs (few) and would take two parts (PK64 in bf16, SK64 in fp8)
+         * and 96-column tiles do not fit n (fourteenth session, from 256 k-blocks: 512x512x16384 0.62 -> 0.83; since
+         * the pooled CTAs run tile-major also from 128, nineteenth session: 384x512x8192 +12-15% in nt / tt / nn,
+         * 512x512x8192 +2-5%, 512x512x12288 +9-10%, 1536x128x8192 +16%; fp8 from K = 16384, twentieth session:
+         * +12-71% over SK64 on 12 rows, fast and fp32 accumulation). */
         const bool whole_cols128 = 2 * hk_gemm_cdiv(n, 128) == hk_gemm_cdiv(n, 64);
         const bool pk128 = pk128_fits && whole_rows && whole_cols128 && tiles_m > 1 && kblocks >= 128 &&
-                           (!few || (!fp8 && parts64 <= 2));
+                           (!few || parts64 <= 2);
         if (pk128) {
             *split = (int32_t)parts128;
             best = HK_GEMM_PK128;
