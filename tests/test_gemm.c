@@ -334,9 +334,12 @@ static const forced_case forced_cases[] = {
       0}, NULL, 1},
     {{"nt_e4m3fn_128x1152x16384_workspace_pk64n96", TH_GPU, 128, 1152, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
       2.0f, 0}, NULL, 1},
-    /* routed since the twentieth session: fp8 PK128 over few tiles from K = 16384 (ragged m) */
+    /* routed since the twentieth session: fp8 PK128 over few tiles from K = 16384 (ragged m), P96 with fp32
+     * accumulation (ragged m, n and k: 360 rows, 2992 columns, 1008 of K) */
     {{"nt_e4m3fn_208x896x16384_workspace_pk128_ragged_m", TH_GPU, 208, 896, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
       2.0f, 0}, NULL, 1},
+    {{"nt_e4m3fn_360x2992x1008_p96_ragged", TH_GPU, 360, 2992, 1008, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+     NULL, 0},
     {{"nt_e4m3fn_256x736x16384_workspace_pk96_ragged_n", TH_GPU, 256, 736, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
