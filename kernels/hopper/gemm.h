@@ -176,7 +176,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
      * (their fixed time does not shrink with the width), but the order of the widths that fit one round stays the
      * same there. Second column: e4m3 with fp32 accumulation (ninth session), where tiles of up to 128 columns
      * keep a second k-block in flight and wider ones cannot; 0: not for that mode. P96 there since the twentieth
-     * session: against P128 / P144 +0-34% on 12 rows it would take, against M192N128 -3% to +10% on 4. */
+     * session: against P128 / P144 +0-34% on 14 rows it would take, against M192N128 -3% to +10% on 4. */
     static const int16_t widths[][3] = {{HK_GEMM_P256, 1000, 0}, {HK_GEMM_P320, 1000, 0}, {HK_GEMM_P208, 1030, 0},
                                         {HK_GEMM_P192, 1030, 1060}, {HK_GEMM_P168, 1070, 1130},
                                         {HK_GEMM_P144, 1070, 1130}, {HK_GEMM_P128, 1050, 1000},
