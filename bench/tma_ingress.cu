@@ -3,9 +3,11 @@
  * would give it. Prints bytes per cycle per SM and the aggregate rate, so a GEMM shape's k-block time can be read
  * against its load floor (bench/NOTES.md, eleventh session, call 13).
  * INGRESS_POOL=1: the loads of a pooled split (tile orders, clusters); INGRESS_MMA=1: the pooled k-loop with and
- * without its mma.
+ * without its mma. Each row also gives the clock it ran at (INGRESS_WARM=N: N launches first; INGRESS_RANDOM=1:
+ * random operands instead of 0x3c3c).
  *   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels tma_ingress.cu -lcuda -o tma_ingress */
 #include "tiles/hopper/barrier.cuh"
+#include "tiles/hopper/memory.cuh"
 #include "tiles/hopper/mma.cuh"
 #include "tiles/hopper/tma.cuh"
 
@@ -17,6 +19,7 @@
 #include <vector>
 
 using namespace hk::hopper;
+using hk::global_timer;
 
 #define CK(x)                                                                                                     \
     do {                                                                                                          \
@@ -28,6 +31,14 @@ using namespace hk::hopper;
     } while (0)
 
 constexpr int max_stages = 16;
+
+/* A CTA's SM cycles and global-timer nanoseconds since (c0, g0): out[cta], out[ctas + cta]. Their ratio is the clock
+ * the run got, which short runs from an idle GPU hold far below a GEMM's (INGRESS_WARM below). */
+__device__ __forceinline__ void stamp(unsigned long long *out, unsigned long long c0, unsigned long long g0)
+{
+    out[blockIdx.x] = clock64() - c0;
+    out[gridDim.x + blockIdx.x] = global_timer() - g0;
+}
 
 /* One producer thread streams k-blocks of an A box (a_rows x 128 B) and a B box (b_rows x 128 B) into `stages` ring
  * slots; one consumer warp waits for each and hands it back, reading nothing. MODE 0: every CTA loads its own boxes;
@@ -56,7 +67,7 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
     else
         __syncthreads();
     const int tm = blockIdx.x % tiles_m, tn = blockIdx.x / tiles_m;
-    const unsigned long long t0 = clock64();
+    const unsigned long long t0 = clock64(), g0 = global_timer();
     if (MODE == 11 && threadIdx.x == 64) { /* the second producer: B */
         int s = 0;
         uint32_t phase = 0;
@@ -117,7 +128,7 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
             }
             if (++s == stages) { s = 0; phase ^= 1; }
         }
-        if (threadIdx.x == 32) cycles[blockIdx.x] = clock64() - t0;
+        if (threadIdx.x == 32) stamp(cycles, t0, g0);
     }
     if constexpr (MODE == 1 || MODE == 2) cluster_sync(); /* the peer may still multicast into or arrive on this CTA */
 }
@@ -182,7 +193,7 @@ __global__ void __launch_bounds__(128, 1)
         cluster_sync();
     else
         __syncthreads();
-    const unsigned long long t0 = clock64();
+    const unsigned long long t0 = clock64(), g0 = global_timer();
     if (threadIdx.x == 0) {
         int s = 0;
         uint32_t phase = 0;
@@ -212,7 +223,7 @@ __global__ void __launch_bounds__(128, 1)
                 barrier_arrive_remote(empty[s], lane);
             if (++s == stages) { s = 0; phase ^= 1; }
         }
-        if (lane == 0) cycles[blockIdx.x] = clock64() - t0;
+        if (lane == 0) stamp(cycles, t0, g0);
     }
     if constexpr (clustered)
         cluster_sync(); /* peers may still multicast into or arrive on this CTA */
@@ -266,15 +277,19 @@ __global__ void __launch_bounds__(384, 1)
     acc.zero();
     int s = 0, prev = -1;
     uint32_t phase = 0;
-    unsigned long long t0 = 0;
+    unsigned long long t0 = 0, g0 = 0;
     if constexpr (MMA_ONLY) {
         for (int i = 0; i < stages; ++i) full[i].wait(0);
         t0 = clock64();
+        g0 = global_timer();
     }
     for (int kb = kb0; kb < kb1; ++kb) {
         if constexpr (!MMA_ONLY) {
             full[s].wait(phase);
-            if (kb == kb0) t0 = clock64();
+            if (kb == kb0) {
+                t0 = clock64();
+                g0 = global_timer();
+            }
         }
         const uint8_t *sa = smem + s * stage_bytes;
         wgmma_kblock<__nv_bfloat16, false, false, 128>(acc, sa + slab * 8192, sa + a_bytes);
@@ -284,7 +299,7 @@ __global__ void __launch_bounds__(384, 1)
         if (++s == stages) { s = 0; phase ^= 1; }
     }
     wgmma_wait<0>();
-    if (threadIdx.x == 128) cycles[blockIdx.x] = clock64() - t0;
+    if (threadIdx.x == 128) stamp(cycles, t0, g0);
     float sum = 0.f; /* the accumulator read, or ptxas drops the wgmma whose results die (31 cycles per k-block) */
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) sum += acc.v[i];
@@ -306,12 +321,15 @@ static CUtensorMap map_rows(const void *p, int rows, int k, int box_rows,
     return m;
 }
 
-/* The shortest of 8 launches by event time (ms). */
+/* The shortest of 8 launches by event time (ms); INGRESS_WARM=N: N launches before them, so that the clock settles
+ * where back-to-back work holds it (as in the GEMM harness's graphs) instead of where an idle GPU starts. */
 template <class Launch> static float best_event_ms(Launch launch)
 {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
+    const char *warm = getenv("INGRESS_WARM");
+    for (int w = warm ? atoi(warm) : 0; w > 0; --w) launch();
     float best = 1e30f;
     for (int rep = 0; rep < 8; ++rep) {
         CK(cudaEventRecord(e0));
@@ -328,8 +346,21 @@ template <class Launch> static float best_event_ms(Launch launch)
     return best;
 }
 
-/* A run's operands (m x k and n x k bf16, every element 0x3c3c), a cycle count per CTA, and their mean and slowest
- * read back. */
+/* INGRESS_RANDOM=1: operands of random bits (15 of 16: no infinity or NaN), to tell whether the loads' rate depends
+ * on what they carry (the GEMM's operands are random, 0x3c3c everywhere is not). */
+__global__ void fill_random(uint16_t *p, size_t n, uint32_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)i * 0x9e3779b9u ^ seed;
+        h ^= h >> 16;
+        h *= 0x85ebca6bu;
+        h ^= h >> 13;
+        p[i] = (uint16_t)(h & 0xbfff);
+    }
+}
+
+/* A run's operands (m x k and n x k bf16, every element 0x3c3c unless INGRESS_RANDOM), stamp's cycles and nanoseconds per CTA, and their
+ * mean, slowest and clock (the CTAs' cycles over their nanoseconds) read back. */
 struct ingress_run {
     void *a = nullptr, *b = nullptr;
     unsigned long long *cyc = nullptr;
@@ -338,9 +369,15 @@ struct ingress_run {
     {
         CK(cudaMalloc(&a, (size_t)m * k * 2));
         CK(cudaMalloc(&b, (size_t)n * k * 2));
-        CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
-        CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
-        CK(cudaMalloc(&cyc, ctas * sizeof(unsigned long long)));
+        if (getenv("INGRESS_RANDOM")) {
+            fill_random<<<1024, 256>>>((uint16_t *)a, (size_t)m * k, 1);
+            fill_random<<<1024, 256>>>((uint16_t *)b, (size_t)n * k, 2);
+            CK(cudaDeviceSynchronize());
+        } else {
+            CK(cudaMemset(a, 0x3c, (size_t)m * k * 2));
+            CK(cudaMemset(b, 0x3c, (size_t)n * k * 2));
+        }
+        CK(cudaMalloc(&cyc, 2 * ctas * sizeof(unsigned long long)));
     }
     ingress_run(const ingress_run &) = delete;
     ingress_run &operator=(const ingress_run &) = delete;
@@ -350,16 +387,18 @@ struct ingress_run {
         cudaFree(b);
         cudaFree(cyc);
     }
-    void cycles(double &mean, double &worst) const
+    void cycles(double &mean, double &worst, double &ghz) const
     {
-        std::vector<unsigned long long> h(ctas);
-        CK(cudaMemcpy(h.data(), cyc, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-        unsigned long long sum = 0, most = 0;
-        for (unsigned long long c : h) {
-            sum += c;
-            most = c > most ? c : most;
+        std::vector<unsigned long long> h(2 * ctas);
+        CK(cudaMemcpy(h.data(), cyc, 2 * ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        unsigned long long sum = 0, most = 0, ns = 0;
+        for (int i = 0; i < ctas; ++i) {
+            sum += h[i];
+            most = h[i] > most ? h[i] : most;
+            ns += h[ctas + i];
         }
         mean = (double)sum / ctas;
+        ghz = ns ? (double)sum / ns : 0;
         worst = (double)most;
     }
 };
@@ -389,13 +428,14 @@ static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages,
     const float best = best_event_ms([&] {
         CK(cudaLaunchKernelEx(&cfg, kernel, ma, mb, bm, bn, stages, tiles_m, tiles_n, parts, part_major, kblocks, run.cyc));
     });
-    double mean, worst;
-    run.cycles(mean, worst);
-    const double per_part = (double)kblocks / parts;
+    double mean, worst, ghz;
+    run.cycles(mean, worst, ghz);
+    const double per_part = (double)kblocks / parts, bytes = (double)ctas * per_part * (bm + bn) * 128;
     printf("%5dx%5dx%5d tile %3dx%3d parts %2d %-10s stages %2d cluster %dx%d (A over %d, B over %d) ctas %4d (%3d "
-           "clusters resident): %6.1f cycles per %2d KB k-block (slowest CTA %6.1f), event time %5.1f us\n",
+           "clusters resident): %6.1f cycles per %2d KB k-block (slowest CTA %6.1f) at %.2f GHz, %5.2f TB/s into shared "
+           "memory, event time %5.1f us\n",
            m, n, k, bm, bn, parts, part_major ? "part-major" : "tile-major", stages, CM, CN, CN, CM, ctas, active,
-           mean / per_part, (bm + bn) / 8, worst / per_part, best * 1e3);
+           mean / per_part, (bm + bn) / 8, worst / per_part, ghz, bytes / (mean / ghz) / 1e3, best * 1e3);
 }
 
 /* pool_mma on m x n x k in `parts` parts: cycles per k-block from the first one's landing, mean and slowest CTA (the
@@ -410,13 +450,13 @@ template <int BN, bool MMA_ONLY> static void run_pool_mma(int m, int n, int k, i
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const float best = best_event_ms(
         [&] { kernel<<<ctas, 384, smem>>>(ma, mb, stages, tiles_m, tiles, parts, kblocks, run.cyc); });
-    double mean, worst;
-    run.cycles(mean, worst);
+    double mean, worst, ghz;
+    run.cycles(mean, worst, ghz);
     const double steps = (double)kblocks / parts;
     printf("%5dx%5dx%5d tile 128x%3d parts %2d tile-major stages %2d %-24s ctas %4d: %6.1f cycles per k-block "
-           "(slowest CTA %6.1f), event time %5.1f us\n",
+           "(slowest CTA %6.1f) at %.2f GHz, event time %5.1f us\n",
            m, n, k, BN, parts, stages, MMA_ONLY ? "mma on resident stages" : "mma beside the loads", ctas,
-           mean / steps, worst / steps, best * 1e3);
+           mean / steps, worst / steps, ghz, best * 1e3);
 }
 
 int main()
@@ -487,17 +527,17 @@ int main()
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         const float best = best_event_ms(
             [&] { kernel<<<tiles, 128, smem>>>(ma, mb, r.a_rows, r.b_rows, r.stages, tiles_m, kblocks, run.cyc); });
-        double cycles, worst;
-        run.cycles(cycles, worst);
+        double cycles, worst, ghz;
+        run.cycles(cycles, worst, ghz);
         const double per_cta = (double)(r.a_rows + r.b_rows) * 128 * kblocks;
         static const char *modes[] = {"own B", "B halves multicast", "B alternate multicast", "L2 evict_last hint",
                                       "L2 evict_first hint", "no L2 promotion", "L2 promotion 64B", "L2 promotion 128B",
                                       "half-K boxes (64B swizzle)", "half-row boxes", "B issued before A",
                                       "A and B by two producers"};
         printf("%5dx%5dx%5d tile %3dx%3d stages %2d %-22s ctas %4d (of %d SMs): %6.1f cycles per k-block (%5.1f KB), "
-               "%5.1f B/cycle per CTA, %5.2f TB/s into shared memory (event time %.1f us)\n",
+               "%5.1f B/cycle per CTA at %.2f GHz, %5.2f TB/s into shared memory (event time %.1f us)\n",
                r.m, r.n, r.k, r.a_rows, r.b_rows, r.stages, modes[r.mode], tiles, sms, cycles / kblocks,
-               per_cta / kblocks / 1024, per_cta / cycles, per_cta * tiles / (best * 1e-3) / 1e12, best * 1e3);
+               per_cta / kblocks / 1024, per_cta / cycles, ghz, per_cta * tiles / (best * 1e-3) / 1e12, best * 1e3);
     }
     return 0;
 }
