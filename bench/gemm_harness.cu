@@ -131,7 +131,7 @@ static const size_t hk_ws_bytes = 64 << 20;
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true, bool promote = false)
 {
     int32_t split = 1;
-    const int shape = hk_gemm_route(m, n, k, ta, tb, 128 / dsize(in), promote, num_sms, hk_ws_bytes, &split);
+    const int shape = hk_gemm_route(m, n, k, ta, tb, HK_GEMM_BOX_K / dsize(in), promote, num_sms, hk_ws_bytes, &split);
     return cfg_t{shape, split, 8, 0, -1, promote};
 }
 /* Configuration c runs the problem: its kernel is built, and fp32 accumulation fits its registers. */
@@ -710,7 +710,9 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             if (ctas > 8192) continue;
             for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
-            std::vector<unsigned long long> t((size_t)ctas * 7);
+            constexpr int cols = sizeof hk::hopper::gemm_trace[0] / sizeof hk::hopper::gemm_trace[0][0];
+            std::vector<unsigned long long> t((size_t)ctas * cols);
+            auto at = [&](int i, int what) { return t[(size_t)cols * i + what]; }; /* gemm.cu's columns */
             CK(cudaMemcpyFromSymbol(t.data(), hk::hopper::gemm_trace, t.size() * 8));
             const int sums = pooled ? (int)HK_GEMM_POOLED_SUM_CTAS(tiles, sh.bm, sh.bn) : 0;
             std::vector<unsigned long long> st((size_t)std::min(sums, 16384) * 2);
@@ -718,9 +720,9 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             unsigned long long t0 = ~0ull;
             std::vector<unsigned long long> first_end(tiles, ~0ull), last_end(tiles, 0); /* of the tile's k-loops */
             for (int i = 0; i < ctas; ++i) {
-                t0 = std::min(t0, t[7 * i]);
-                first_end[tile_of(i)] = std::min(first_end[tile_of(i)], t[7 * i + 1]);
-                last_end[tile_of(i)] = std::max(last_end[tile_of(i)], t[7 * i + 1]);
+                t0 = std::min(t0, at(i, 0));
+                first_end[tile_of(i)] = std::min(first_end[tile_of(i)], at(i, 1));
+                last_end[tile_of(i)] = std::max(last_end[tile_of(i)], at(i, 1));
             }
             auto stats = [&](const char *what, auto f, const char *unit = "us") {
                 std::vector<double> v;
@@ -729,24 +731,23 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
                 printf("  %-22s min %7.2f  med %7.2f  max %7.2f %s\n", what, v[0], v[v.size() / 2], v.back(), unit);
             };
             printf("trace %dx%dx%d %s, %d CTAs:\n", m, n, k, cfg_name(c).c_str(), ctas);
-            stats("start", [&](int i) { return (t[7 * i] - t0) / 1e3; });
-            stats("k-loop end", [&](int i) { return (t[7 * i + 1] - t0) / 1e3; });
-            stats("exit", [&](int i) { return (t[7 * i + 2] - t0) / 1e3; });
-            stats("first k-block", [&](int i) { return (t[7 * i + 4] - t0) / 1e3; });
-            stats("k-loop", [&](int i) { return (t[7 * i + 1] - t[7 * i]) / 1e3; });
+            stats("start", [&](int i) { return (at(i, 0) - t0) / 1e3; });
+            stats("k-loop end", [&](int i) { return (at(i, 1) - t0) / 1e3; });
+            stats("exit", [&](int i) { return (at(i, 2) - t0) / 1e3; });
+            stats("first k-block", [&](int i) { return (at(i, 4) - t0) / 1e3; });
+            stats("k-loop", [&](int i) { return (at(i, 1) - at(i, 0)) / 1e3; });
             /* from the first k-block's landing to the last one's end, consumer 0's SM cycles: its clock and, pooled
              * (parts of equal k-blocks, give or take one), the cycles per k-block */
-            const double steps = pooled ? (double)hk_gemm_cdiv(k, in == E4M3 ? 128 : 64) / split : 0;
-            stats("k-loop clock", [&](int i) { return (double)(t[7 * i + 6] - t[7 * i + 5]) / (t[7 * i + 1] - t[7 * i + 4]); },
-                  "GHz");
-            if (steps > 0) stats("k-block", [&](int i) { return (t[7 * i + 6] - t[7 * i + 5]) / steps; }, "cycles");
+            const double steps = pooled ? (double)hk_gemm_cdiv(k, HK_GEMM_BOX_K / dsize(in)) / split : 0;
+            stats("k-loop clock", [&](int i) { return (double)(at(i, 6) - at(i, 5)) / (at(i, 1) - at(i, 4)); }, "GHz");
+            if (steps > 0) stats("k-block", [&](int i) { return (at(i, 6) - at(i, 5)) / steps; }, "cycles");
             stats("tile's k-loop skew", [&](int i) { return (last_end[tile_of(i)] - first_end[tile_of(i)]) / 1e3; });
             stats("exit - tile's k-loop",
-                  [&](int i) { return ((double)t[7 * i + 2] - (double)last_end[tile_of(i)]) / 1e3; });
+                  [&](int i) { return ((double)at(i, 2) - (double)last_end[tile_of(i)]) / 1e3; });
             if (sums) { /* the sum kernel's CTAs (those of warpgroups with rows: the others return first) */
                 unsigned long long last_exit = 0, s1 = 0;
                 std::vector<double> starts;
-                for (int i = 0; i < ctas; ++i) last_exit = std::max(last_exit, t[7 * i + 2]);
+                for (int i = 0; i < ctas; ++i) last_exit = std::max(last_exit, at(i, 2));
                 for (size_t i = 0; i < st.size() / 2; ++i) {
                     if (st[2 * i] < t0 || st[2 * i + 1] < st[2 * i]) continue; /* not run in this call */
                     s1 = std::max(s1, st[2 * i + 1]);
@@ -759,19 +760,19 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
                            starts.size());
             }
             std::vector<int> per_sm(256, 0);
-            for (int i = 0; i < ctas; ++i) ++per_sm[t[7 * i + 3] % 256];
+            for (int i = 0; i < ctas; ++i) ++per_sm[at(i, 3) % 256];
             const int used = (int)std::count_if(per_sm.begin(), per_sm.end(), [](int x) { return x > 0; });
             printf("  SMs used %d of %d\n", used, num_sms);
             /* which SMs the slowest and fastest k-loops ran on (SM:us), to tell a slow SM from a slow tile */
             std::vector<int> order(ctas);
             for (int i = 0; i < ctas; ++i) order[i] = i;
-            auto kloop = [&](int i) { return t[7 * i + 1] - t[7 * i]; };
+            auto kloop = [&](int i) { return at(i, 1) - at(i, 0); };
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
                 for (int j = 0; j < std::min(ctas, 8); ++j) {
                     const int i = order[end ? ctas - 1 - j : j];
-                    printf(" %llu:%.2f", t[7 * i + 3], kloop(i) / 1e3);
+                    printf(" %llu:%.2f", at(i, 3), kloop(i) / 1e3);
                 }
                 printf("\n");
             }

@@ -44,7 +44,7 @@ __device__ unsigned long long gemm_trace[8192][7], gemm_sum_trace[16384][2];
 __device__ __forceinline__ void gemm_trace_at(int what)
 {
     if (what == 0) gemm_trace[block_x() % 8192][3] = sm_id();
-    if (what == 4 || what == 1) gemm_trace[block_x() % 8192][what == 4 ? 5 : 6] = clock64();
+    if (what == 4 || what == 1) gemm_trace[block_x() % 8192][what == 4 ? 5 : 6] = sm_cycles();
     gemm_trace[block_x() % 8192][what] = global_timer();
 }
 #define HK_GEMM_TRACE_AT(what, who)                                                                                    \

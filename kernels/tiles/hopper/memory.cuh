@@ -48,13 +48,15 @@ template <typename T, int N> HK_DEV void store_vec(T *p, const vec<T, N> &v, cac
     __stcs(reinterpret_cast<detail::raw_t<T, N> *>(p), *reinterpret_cast<const detail::raw_t<T, N> *>(&v));
 }
 
-/* Nanoseconds of the global timer (one clock for every SM), and the SM a thread runs on: for tracing. */
+/* Nanoseconds of the global timer (one clock for every SM), the SM's own cycle count (over those nanoseconds: the
+ * clock it ran at), and the SM a thread runs on: for tracing. */
 HK_DEV unsigned long long global_timer()
 {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
+HK_DEV unsigned long long sm_cycles() { return clock64(); }
 HK_DEV unsigned sm_id()
 {
     unsigned sm;
