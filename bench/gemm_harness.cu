@@ -5,7 +5,8 @@
  * Build: nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels gemm_harness.cu
  *        -lcublas -lcublasLt -lcuda -o gemm_harness
  * With -DHK_GEMM_TRACE the kernels record per-CTA global-timer stamps (gemm.cu) and HK_BENCH_TRACE=1 prints them
- * for each one-unit configuration of a timed row: when the CTAs start, end their k-loop and exit. */
+ * for each one-unit configuration of a timed row: when the CTAs start, end their k-loop and exit. HK_BENCH_CLOCK=1
+ * reads the SM clock beside every contender of a timed row (clock_during). */
 #include "hopper/gemm.cu"
 
 #include <cublasLt.h>
@@ -426,11 +427,69 @@ static void check(int m, int n, int k, dt in, dt out, bool ta, bool tb, int c_mo
 /* ---- timing */
 static cudaStream_t bench_stream;
 typedef std::function<void(cudaStream_t)> call_t;
+static size_t operand_offset; /* bytes; HK_BENCH_OFFSET (a list: each timed row once per offset) */
+
+/* HK_BENCH_CLOCK: the SM clock while a contender runs, read by one thread of a CTA on an SM the contender leaves
+ * free (or shares): SM cycles against global-timer ns, a sample per ~500 ns. Both libraries' kernels are read
+ * the same way, so a difference in clock (current drawn per flop) is told apart from one in cycles. Caveats
+ * (bench/NOTES.md, twenty-first session): the probe's idle SM runs 5-8% faster than SMs busy with mma; a kernel
+ * on every SM leaves it no room or loses an SM to it; bursts of the large shapes reach the power cap, a lower
+ * clock than their timed rows ran at. */
+constexpr int probe_samples = 4096;
+__global__ void __launch_bounds__(32) clock_probe(unsigned long long *out)
+{
+    if (threadIdx.x) return;
+    unsigned long long last = 0;
+    for (int i = 0; i < probe_samples; ++i) {
+        unsigned long long ns;
+        do ns = hk::global_timer(); while (ns < last + 500);
+        out[2 * i] = last = ns;
+        out[2 * i + 1] = hk::sm_cycles();
+    }
+}
+__global__ void stamp_end(unsigned long long *out) { *out = hk::global_timer(); }
+
+/* Launches `unit` back to back for about 6 ms and the probe beside it from the sixth of them on (~2 ms of samples);
+ * prints MHz over 20-us windows inside the burst: median, 10th and 90th percentile. */
+static void clock_during(const char *what, double unit_ms, const std::function<void()> &unit)
+{
+    static cudaStream_t side;
+    static unsigned long long *buf;
+    if (!side) {
+        CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+        CK(cudaMalloc(&buf, probe_samples * 16 + 8));
+    }
+    const int units = std::max(2, (int)(6.0 / std::max(unit_ms, 1e-3)));
+    for (int i = 0; i < units; ++i) {
+        unit();
+        if (i == units / 6) clock_probe<<<1, 32, 0, side>>>(buf);
+    }
+    stamp_end<<<1, 1, 0, bench_stream>>>(buf + 2 * probe_samples); /* the burst's end: later windows are idle */
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> t(2 * probe_samples + 1);
+    CK(cudaMemcpy(t.data(), buf, t.size() * 8, cudaMemcpyDeviceToHost));
+    const unsigned long long end = t[2 * probe_samples];
+    std::vector<double> mhz;
+    for (int i = 0, j = 0; i < probe_samples; i = j) {
+        while (j < probe_samples && t[2 * j] < t[2 * i] + 20000) ++j;
+        if (j == probe_samples || t[2 * j] > end) break;
+        mhz.push_back(1e3 * (double)(t[2 * j + 1] - t[2 * i + 1]) / (double)(t[2 * j] - t[2 * i]));
+    }
+    std::sort(mhz.begin(), mhz.end());
+    if (mhz.empty()) {
+        printf("clock %-44s no window inside the burst (the probe found no room)\n", what);
+        return;
+    }
+    printf("clock %-44s %5.0f MHz (p10 %5.0f, p90 %5.0f; %zu windows of 20 us, %d units of %.3f ms)\n", what,
+           mhz[mhz.size() / 2], mhz[mhz.size() / 10], mhz[mhz.size() * 9 / 10], mhz.size(), units, unit_ms);
+    fflush(stdout);
+}
 
 /* Medians of fs[i] timed in alternation (so clock/power drift hits every contender alike). calls > 0: each
  * timed unit is a CUDA graph of `calls` back-to-back calls (host launch overhead out of the numbers, for
  * short kernels), result per call; a contender that cannot be captured gets NaN. */
-static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int calls)
+static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int calls,
+                                           const std::vector<std::string> &names)
 {
     cudaStream_t st = bench_stream;
     const size_t nf = fs.size();
@@ -470,6 +529,9 @@ static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int
         std::sort(ms.begin(), ms.end());
         out.push_back(calls > 0 && !ex[j] ? NAN : ms[reps / 2] / std::max(calls, 1));
     }
+    if (getenv("HK_BENCH_CLOCK"))
+        for (size_t j = 0; j < nf; ++j)
+            if (!std::isnan(out[j])) clock_during(names[j].c_str(), out[j] * std::max(calls, 1), [&] { unit(j); });
     for (auto &e : ev) cudaEventDestroy(e);
     for (auto &e : ex) if (e) cudaGraphExecDestroy(e);
     return out;
@@ -595,8 +657,11 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
 {
     const size_t ei = dsize(in);
     void *a, *b, *d, *d2;
-    CK(cudaMalloc(&a, (size_t)m * k * ei));
-    CK(cudaMalloc(&b, (size_t)n * k * ei));
+    void *a_base, *b_base; /* HK_BENCH_OFFSET: the operands start that many bytes into their allocations */
+    CK(cudaMalloc(&a_base, (size_t)m * k * ei + operand_offset));
+    CK(cudaMalloc(&b_base, (size_t)n * k * ei + operand_offset));
+    a = (char *)a_base + operand_offset;
+    b = (char *)b_base + operand_offset;
     CK(cudaMalloc(&d, (size_t)m * n * 2));
     CK(cudaMalloc(&d2, (size_t)m * n * 2));
     fill(a, (int64_t)m * k, in, seed_ctr++, in == E4M3 ? 2.f : 1.f);
@@ -660,10 +725,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             CK(cudaStreamSynchronize(bench_stream));
         }
         CK(cudaProfilerStop());
-        cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(d2);
+        cudaFree(a_base); cudaFree(b_base); cudaFree(d); cudaFree(d2);
         return;
     }
-    std::vector<double> ms = median_ms_multi(fs, reps, calls);
+    std::vector<double> ms = median_ms_multi(fs, reps, calls, names);
     CK(cudaGetLastError());
     double best_ref = 0;
     for (size_t j = nhk; j < ms.size(); ++j) if (!std::isnan(ms[j])) best_ref = std::max(best_ref, flop / ms[j] / 1e9);
@@ -698,17 +763,19 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
         }
     }
 #ifdef HK_GEMM_TRACE
-    if (getenv("HK_BENCH_TRACE")) /* each one-unit config's CTAs, in the last of three calls back to back */
+    if (getenv("HK_BENCH_TRACE")) /* each one-unit config's CTAs, in the last of ~3 ms of calls back to back (a few
+                                    * calls after the checks' idle time ran on a clock still ramping up) */
         for (auto c : cfgs) {
             const shape_info &sh = all_shapes[c.shape];
-            if (sh.persist) continue;
+            if (sh.persist && hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn) > num_sms) continue; /* one unit each */
             /* CTA i runs a part of tile i % tiles (pooled) or i / split (gemm.cu's units; run_hk's split) */
             const int split = std::max(run_split(sh, c), 1);
             const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = tiles * split;
             const bool pooled = split > 1 && pooled_fits(sh);
             auto tile_of = [&](int i) { return pooled ? i % tiles : i / split; };
             if (ctas > 8192) continue;
-            for (int i = 0; i < 3; ++i) run_hk(q, c, bench_stream);
+            const int warm = std::max(3, (int)(3.0 / ms[0]));
+            for (int i = 0; i < warm; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
             constexpr int cols = sizeof hk::hopper::gemm_trace[0] / sizeof hk::hopper::gemm_trace[0][0];
             std::vector<unsigned long long> t((size_t)ctas * cols);
@@ -741,6 +808,16 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             const double steps = pooled ? (double)hk_gemm_cdiv(k, HK_GEMM_BOX_K / dsize(in)) / split : 0;
             stats("k-loop clock", [&](int i) { return (double)(at(i, 6) - at(i, 5)) / (at(i, 1) - at(i, 4)); }, "GHz");
             if (steps > 0) stats("k-block", [&](int i) { return (at(i, 6) - at(i, 5)) / steps; }, "cycles");
+            if (pooled) { /* by part (its range of K): a part slow on every tile points at its operands' path */
+                printf("  k-loop by part (med / max us):");
+                for (int part = 0; part < split; ++part) {
+                    std::vector<double> v;
+                    for (int i = part * tiles; i < (part + 1) * tiles; ++i) v.push_back((at(i, 1) - at(i, 0)) / 1e3);
+                    std::sort(v.begin(), v.end());
+                    printf(" %.2f/%.2f", v[v.size() / 2], v.back());
+                }
+                printf("\n");
+            }
             stats("tile's k-loop skew", [&](int i) { return (last_end[tile_of(i)] - first_end[tile_of(i)]) / 1e3; });
             stats("exit - tile's k-loop",
                   [&](int i) { return ((double)at(i, 2) - (double)last_end[tile_of(i)]) / 1e3; });
@@ -778,7 +855,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             }
         }
 #endif
-    cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(d2);
+    cudaFree(a_base); cudaFree(b_base); cudaFree(d); cudaFree(d2);
 }
 
 int main(int argc, char **argv)
@@ -962,7 +1039,14 @@ int main(int argc, char **argv)
             }
         }
         cfgs.push_back(def(m, n, k, in, ta, tb, promote));
-        bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);
+        const char *offsets = getenv("HK_BENCH_OFFSET"); /* e.g. 0,4096,1048576: where the operands start */
+        for (const char *item = offsets ? offsets : "0"; *item;) {
+            char *end;
+            operand_offset = strtoull(item, &end, 10) / 16 * 16; /* TMA: 16-byte aligned */
+            item = *end == ',' ? end + 1 : end;
+            if (offsets) printf("offset %zu\n", operand_offset);
+            bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);
+        }
     };
     /* calls per graph of the rows below: 20 or 10 under m n k = 2^37, single calls above */
     auto calls_for = [](int m, int n, int k) {
