@@ -6,7 +6,8 @@
  *        -lcublas -lcublasLt -lcuda -o gemm_harness
  * With -DHK_GEMM_TRACE the kernels record per-CTA global-timer stamps (gemm.cu) and HK_BENCH_TRACE=1 prints them
  * for each one-unit configuration of a timed row: when the CTAs start, end their k-loop and exit. HK_BENCH_CLOCK=1
- * reads the SM clock beside every contender of a timed row (clock_during). */
+ * reads the SM clock beside every contender of a timed row (clock_during); HK_BENCH_OFFSET=0,1048576 times each row
+ * once per offset of A and B into their allocations. */
 #include "hopper/gemm.cu"
 
 #include <cublasLt.h>
