@@ -841,7 +841,8 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             for (int i = 0; i < ctas; ++i) ++per_sm[at(i, 3) % 256];
             const int used = (int)std::count_if(per_sm.begin(), per_sm.end(), [](int x) { return x > 0; });
             printf("  SMs used %d of %d\n", used, num_sms);
-            /* which SMs the slowest and fastest k-loops ran on (SM:us), to tell a slow SM from a slow tile */
+            /* which SMs and tiles the slowest and fastest k-loops ran on (SM:us:tile row,column), to tell a slow SM
+             * from a slow tile or operand block */
             std::vector<int> order(ctas);
             for (int i = 0; i < ctas; ++i) order[i] = i;
             auto kloop = [&](int i) { return at(i, 1) - at(i, 0); };
@@ -850,7 +851,9 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
                 for (int j = 0; j < std::min(ctas, 8); ++j) {
                     const int i = order[end ? ctas - 1 - j : j];
-                    printf(" %llu:%.2f", at(i, 3), kloop(i) / 1e3);
+                    int tm, tn;
+                    gemm_tile(tile_of(i), (int)hk_gemm_cdiv(m, sh.bm), (int)hk_gemm_cdiv(n, sh.bn), c.group_m, tm, tn);
+                    printf(" %llu:%.2f:%d,%d", at(i, 3), kloop(i) / 1e3, tm, tn);
                 }
                 printf("\n");
             }

@@ -85,12 +85,12 @@ HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
 /* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the
- * CTAs running at once share A rows and B columns in L2. */
-__device__ __forceinline__ void gemm_tile(int t, int tiles_m, int tiles_n, int group_m, int &tm, int &tn)
+ * CTAs running at once share A rows and B columns in L2. (Host too: the harness's trace names CTAs' tiles.) */
+__host__ __device__ __forceinline__ void gemm_tile(int t, int tiles_m, int tiles_n, int group_m, int &tm, int &tn)
 {
     const int group = group_m * tiles_n;
     const int first = (t / group) * group_m;
-    const int rows = min(tiles_m - first, group_m);
+    const int rows = tiles_m - first < group_m ? tiles_m - first : group_m;
     const int r = t % group;
     tm = first + r % rows;
     tn = r / rows;
