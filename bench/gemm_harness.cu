@@ -775,7 +775,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             const bool pooled = split > 1 && pooled_fits(sh);
             auto tile_of = [&](int i) { return pooled ? i % tiles : i / split; };
             if (ctas > 8192) continue;
-            const int warm = std::max(3, (int)(3.0 / ms[0]));
+            const int warm = std::isnan(ms[0]) ? 3 : std::max(3, (int)(3.0 / ms[0]));
             for (int i = 0; i < warm; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
             constexpr int cols = sizeof hk::hopper::gemm_trace[0] / sizeof hk::hopper::gemm_trace[0][0];
@@ -1044,9 +1044,10 @@ int main(int argc, char **argv)
         }
         cfgs.push_back(def(m, n, k, in, ta, tb, promote));
         const char *offsets = getenv("HK_BENCH_OFFSET"); /* e.g. 0,4096,1048576: where the operands start */
-        for (const char *item = offsets ? offsets : "0"; *item;) {
+        for (const char *item = offsets && *offsets ? offsets : "0"; *item;) {
             char *end;
             operand_offset = strtoull(item, &end, 10) / 16 * 16; /* TMA: 16-byte aligned */
+            if (end == item) break; /* not a number */
             item = *end == ',' ? end + 1 : end;
             if (offsets) printf("offset %zu\n", operand_offset);
             bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);
