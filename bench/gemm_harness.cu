@@ -676,6 +676,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
     snprintf(lay, sizeof lay, "%s %s%s", in != E4M3 ? "bf16" : promote ? "e4m3/acc32" : "e4m3/fast", ta ? "t" : "n",
              tb ? "t" : "n");
     std::vector<cfg_t> built;
+    std::vector<size_t> timed_as; /* built[i]'s index in fs (and in the timings) */
     for (auto c0 : cfgs) { /* HK_GEMM_PDL=ab: every config twice, plain then PDL, timed in alternation */
         c0.promote = in == E4M3 && promote;
         if (c0.split == 0) { /* NAME:0 in HK_BENCH_SHAPES: a pooled shape in as many parts as the SMs hold, others 1 */
@@ -688,6 +689,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             cfg_t c = c0;
             if (pdl_ab) c.pdl = v;
             built.push_back(c);
+            timed_as.push_back(fs.size());
             fs.push_back([&q, c](cudaStream_t st) { run_hk(q, c, st); });
             names.push_back(std::string("hk ") + lay + " " + cfg_name(c));
             if (getenv("HK_BENCH_NOSUM") && c.split > 1 && pooled_fits(all_shapes[c.shape])) {
@@ -766,7 +768,8 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
 #ifdef HK_GEMM_TRACE
     if (getenv("HK_BENCH_TRACE")) /* each one-unit config's CTAs, in the last of ~3 ms of calls back to back (a few
                                     * calls after the checks' idle time ran on a clock still ramping up) */
-        for (auto c : cfgs) {
+        for (size_t ci = 0; ci < cfgs.size(); ++ci) {
+            const cfg_t &c = cfgs[ci];
             const shape_info &sh = all_shapes[c.shape];
             if (sh.persist && hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn) > num_sms) continue; /* one unit each */
             /* CTA i runs a part of tile i % tiles (pooled) or i / split (gemm.cu's units; run_hk's split) */
@@ -775,7 +778,8 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             const bool pooled = split > 1 && pooled_fits(sh);
             auto tile_of = [&](int i) { return pooled ? i % tiles : i / split; };
             if (ctas > 8192) continue;
-            const int warm = std::isnan(ms[0]) ? 3 : std::max(3, (int)(3.0 / ms[0]));
+            const double call_ms = ms[timed_as[ci]];
+            const int warm = std::isnan(call_ms) ? 3 : std::max(3, (int)(3.0 / call_ms));
             for (int i = 0; i < warm; ++i) run_hk(q, c, bench_stream);
             CK(cudaStreamSynchronize(bench_stream));
             constexpr int cols = sizeof hk::hopper::gemm_trace[0] / sizeof hk::hopper::gemm_trace[0][0];

@@ -20,6 +20,7 @@
 
 using namespace hk::hopper;
 using hk::global_timer;
+using hk::sm_cycles;
 
 #define CK(x)                                                                                                     \
     do {                                                                                                          \
@@ -36,7 +37,7 @@ constexpr int max_stages = 16;
  * the run got, which short runs from an idle GPU hold far below a GEMM's (INGRESS_WARM below). */
 __device__ __forceinline__ void stamp(unsigned long long *out, unsigned long long c0, unsigned long long g0)
 {
-    out[blockIdx.x] = clock64() - c0;
+    out[blockIdx.x] = sm_cycles() - c0;
     out[gridDim.x + blockIdx.x] = global_timer() - g0;
 }
 
@@ -67,7 +68,7 @@ __device__ __forceinline__ void ingress_body(const CUtensorMap *map_a, const CUt
     else
         __syncthreads();
     const int tm = blockIdx.x % tiles_m, tn = blockIdx.x / tiles_m;
-    const unsigned long long t0 = clock64(), g0 = global_timer();
+    const unsigned long long t0 = sm_cycles(), g0 = global_timer();
     if (MODE == 11 && threadIdx.x == 64) { /* the second producer: B */
         int s = 0;
         uint32_t phase = 0;
@@ -193,7 +194,7 @@ __global__ void __launch_bounds__(128, 1)
         cluster_sync();
     else
         __syncthreads();
-    const unsigned long long t0 = clock64(), g0 = global_timer();
+    const unsigned long long t0 = sm_cycles(), g0 = global_timer();
     if (threadIdx.x == 0) {
         int s = 0;
         uint32_t phase = 0;
@@ -280,14 +281,14 @@ __global__ void __launch_bounds__(384, 1)
     unsigned long long t0 = 0, g0 = 0;
     if constexpr (MMA_ONLY) {
         for (int i = 0; i < stages; ++i) full[i].wait(0);
-        t0 = clock64();
+        t0 = sm_cycles();
         g0 = global_timer();
     }
     for (int kb = kb0; kb < kb1; ++kb) {
         if constexpr (!MMA_ONLY) {
             full[s].wait(phase);
             if (kb == kb0) {
-                t0 = clock64();
+                t0 = sm_cycles();
                 g0 = global_timer();
             }
         }
