@@ -50,7 +50,7 @@ for spec in "memcheck test_gemm" "memcheck test_rotary" "memcheck test_ln_fused"
         $F/tests/$2 > $L/$1_$2.log 2>&1
      echo "$1 $2: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $L/$1_$2.log | tail -1)" > $L/$1_$2.sum) &
 done
-(timeout 200 $F/gemm_harness quick > $L/harness_quick.log 2>&1
+(timeout 320 $F/gemm_harness quick > $L/harness_quick.log 2>&1
  echo "harness quick: rc=$? ok=$(grep -c ' ok$' $L/harness_quick.log), $(tail -1 $L/harness_quick.log)" > $L/harness.sum) &
 wait
 summary+=("correctness phase: $((SECONDS - t0)) s")

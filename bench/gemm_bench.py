@@ -116,6 +116,17 @@ def bench_gemm(b):
                 ref = 0.5 * (a.double() @ w.double().T) + 0.25 * c0.double()
                 b.check('gemm', f'{m}x{n}x{k} bf16 nt -> {TORCH_DTYPE[dt]}', tune + ', C aliases D', rel_err(d, ref),
                         1e-2 if dt == torch.bfloat16 else 1e-4)
+    # the finale (the last two rounds' tiles in parts of K through the workspace), forced at short K, ragged
+    for tune, (m, n, k) in (('p256:2', (2304, 4096, 1000)), ('p256:3', (2200, 4000, 776))):
+        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+        c0 = torch.randn(m, n, device=dev, dtype=torch.float32)
+        d = torch.full((m, n), float('nan'), device=dev, dtype=torch.float32)
+        # built under the tune too: hk_gemm_workspace_size sizes the finale's workspace for it
+        tuned(tuned(lambda _i=0: hk_gemm_fn(b, a, w, d, alpha=0.5, beta=0.25, c=c0), tune)(), tune)()
+        torch.cuda.synchronize()
+        ref = 0.5 * (a.double() @ w.double().T) + 0.25 * c0.double()
+        b.check('gemm', f'{m}x{n}x{k} bf16 nt -> f32', tune + ' (finale), separate C', rel_err(d, ref), 1e-4)
     if getattr(b.args, 'checks', False):  # gemm_bench.py --checks
         return
 

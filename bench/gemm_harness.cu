@@ -105,8 +105,9 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
 /* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, epilogue (direct: 0 TMA
  * stores, 1 registers), launch (pdl: 1 programmatic dependent launch as backends/cuda/gemm.c, 0 plain, -1
  * the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation (promote: 1 k-blocks summed in fp32,
- * the library's default; 0 the tensor cores' fast accumulation). */
-struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0; };
+ * the library's default; 0 the tensor cores' fast accumulation), the finale of persistent shapes (-1 gemm.h's rule,
+ * the library's choice; 0 or 1 none; 2 or 3 that many parts forced). */
+struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0, finale = 0; };
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
@@ -122,19 +123,20 @@ static std::string cfg_name(const cfg_t &c)
     std::string r = s.name;
     if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
     return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") +
-           (c.nosum ? " nosum" : "");
+           (c.nosum ? " nosum" : "") +
+           (c.finale > 0 ? " f" + std::to_string(c.finale) : "");
 }
 
 static int num_sms;
 /* The workspace of hk's pooled K splits (as a caller of hk_gemm passes one) */
 static void *hk_ws;
-static const size_t hk_ws_bytes = 64 << 20;
+static const size_t hk_ws_bytes = 128 << 20;
 /* The library's choice (gemm.h hk_gemm_route, the same function backends/cuda/gemm.c calls) given hk_ws. */
 static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool tb = true, bool promote = false)
 {
     int32_t split = 1;
     const int shape = hk_gemm_route(m, n, k, ta, tb, HK_GEMM_BOX_K / dsize(in), promote, num_sms, hk_ws_bytes, &split);
-    return cfg_t{shape, split, 8, 0, -1, promote};
+    return cfg_t{shape, split, 8, 0, -1, promote, 0, -1}; /* the finale where gemm.h's rule takes it */
 }
 /* Configuration c runs the problem: its kernel is built, and fp32 accumulation fits its registers. */
 static bool runs(const cfg_t &c, dt in, bool ta, bool tb, dt out)
@@ -270,6 +272,16 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
+    if (c.finale && sh.persist && q.k > 0) { /* the finale: gemm.h's rule (-1) or forced parts (2, 3) */
+        const int64_t finale_tiles = hk_gemm_finale_tiles(tiles, grid), kblocks = (q.k * dsize(q.in) + 127) / 128;
+        p.finale = c.finale < 0 ? hk_gemm_finale_parts(tiles, grid, kblocks) : finale_tiles && c.finale > 1 ? c.finale : 0;
+        if (p.finale && (size_t)hk_gemm_finale_bytes(finale_tiles, p.finale, sh.bm, sh.bn) > hk_ws_bytes)
+            p.finale = 0; /* as the library: no room, no finale */
+        if (p.finale) { /* counters zeroed before the launch, as the library does */
+            p.workspace = hk_ws;
+            CK(cudaMemsetAsync(hk_ws, 0, HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, sh.bm), st));
+        }
+    }
     launch(c, k, grid, HK_GEMM_THREADS(sh.bm), sh.smem, st, ma, mb, md, mt, p);
     if (pooled && !c.nosum) { /* the sum kernel adds the parked parts and writes D */
         /* as the library: unused shared memory caps the sum CTAs per SM (gemm.h); HK_BENCH_SUM_CAP=0: no cap */
@@ -920,6 +932,8 @@ int main(int argc, char **argv)
         if (only && !in_list(only, all_shapes[sh].name))
             continue;
         modes.push_back({sh, 1, 8, 0});
+        if (all_shapes[sh].persist) /* the finale in 2 and 3 parts */
+            for (int parts : {2, 3}) modes.push_back({sh, 1, 8, 0, -1, 0, 0, parts});
         if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
         if (pooled_fits(all_shapes[sh])) { /* K in uneven thirds through the workspace; more parts than k-blocks */
             modes.push_back({sh, 3, 8, 0});
@@ -940,6 +954,20 @@ int main(int argc, char **argv)
                                md.shape == T144 || md.shape == T96))
                     continue;
                 cur = md;
+                if (md.finale) { /* shapes of two rounds or more: every layout and output, ragged, K of 2 k-blocks; fp8 */
+                    if (direct) continue;
+                    for (int l = 0; l < 4; ++l)
+                        for (dt out : {BF16, F32}) {
+                            check(4096, 4096, 256, BF16, out, l & 2, l & 1, (l + (out == F32)) % 3, 0);
+                            check(3968, 2304, 520, BF16, out, l & 2, l & 1, (l + 1) % 3, (l % 2) * 8);
+                            check(4000, 4500, 70, BF16, out, l & 2, l & 1, 0, 0);
+                        }
+                    for (int promote = 0; promote < 2; ++promote) {
+                        cur.promote = promote;
+                        for (dt out : {BF16, F32}) check(4096, 4200, 1000, E4M3, out, false, true, 1, 0, 0.37f);
+                    }
+                    continue;
+                }
                 for (auto &s : shapes)
                     for (int l = 0; l < 4; ++l)
                         for (dt out : {BF16, F32}) check(s[0], s[1], s[2], BF16, out, l & 2, l & 1, (l + (out == F32)) % 3, (l % 2) * 8);
@@ -1046,6 +1074,15 @@ int main(int argc, char **argv)
                 }
             }
         }
+        if (const char *fin = getenv("HK_BENCH_FINALE")) /* e.g. "1,2,3": the default without the finale (1) or with
+                                                         * that many parts forced */
+            if (all_shapes[def(m, n, k, in, ta, tb, promote).shape].persist)
+                for (const char *item = fin; *item;) {
+                    cfgs.push_back(def(m, n, k, in, ta, tb, promote));
+                    cfgs.back().finale = atoi(item) > 1 ? atoi(item) : 1; /* 1: none */
+                    const char *end = strchr(item, ',');
+                    item = end ? end + 1 : item + strlen(item);
+                }
         cfgs.push_back(def(m, n, k, in, ta, tb, promote));
         const char *offsets = getenv("HK_BENCH_OFFSET"); /* e.g. 0,4096,1048576: where the operands start */
         for (const char *item = offsets && *offsets ? offsets : "0"; *item;) {

@@ -166,12 +166,13 @@ def spread(times):
 
 
 def with_env(fn, name, value):
-    """fn(i) run with environment variable name = value (libhk reads its tuning variables at each call)."""
+    """fn(i) run with environment variable name = value (libhk reads its tuning variables at each call); returns
+    what fn returns."""
     def f(i=0):
         saved = os.environ.get(name)
         os.environ[name] = value
         try:
-            fn(i)
+            return fn(i)
         finally:
             if saved is None:
                 os.environ.pop(name)

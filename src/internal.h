@@ -53,6 +53,9 @@ typedef struct hk_gpu_api {
     hk_status (*release)(void *dev, void *ptr);
     hk_status (*copy)(void *dev, void *dst, const void *src, size_t bytes, hk_copy_kind kind);
     hk_status (*fill)(void *dev, void *ptr, int value, size_t bytes);
+    /* Zero `words` 32-bit words at ptr in stream order (a kernel's counters before its launch); NULL where no kernel
+     * of the family needs it. */
+    hk_status (*zero_async)(void *dev, void *ptr, size_t words, void *stream);
     hk_status (*sync)(void *dev, void *stream);
     hk_status (*event_create)(void *dev, void **event);
     hk_status (*event_record)(void *dev, void *event, void *stream);

@@ -342,6 +342,15 @@ static const forced_case forced_cases[] = {
      NULL, 0},
     {{"nt_e4m3fn_256x736x16384_workspace_pk96_ragged_n", TH_GPU, 256, 736, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
+    /* the finale (twenty-second session): the last two rounds' tiles in parts of K through the workspace, forced at
+     * short K (the route takes it from 64 k-blocks per part); ragged k, f32 out with beta, fp8 with fp32 accumulation,
+     * nn's swapped tiles with C aliasing D */
+    {{"nt_bf16_1152x3168x520_workspace_finale2_p96_f32_beta", TH_GPU, 1152, 3168, 520, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,
+      C_SEPARATE, 0, 0, 0}, "p96:2", 1},
+    {{"nt_e4m3fn_1792x2560x1008_workspace_finale3_p128", TH_GPU, 1792, 2560, 1008, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
+      2.0f, 0}, "p128:3", 1},
+    {{"nn_bf16_1728x2048x264_workspace_finale3_t96_alias", TH_GPU, 1728, 2048, 264, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0.5f, C_ALIAS,
+      0, 0, 0}, "t96:3", 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
 

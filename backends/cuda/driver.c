@@ -80,6 +80,7 @@ _Static_assert(sizeof(void *) != 8 || (offsetof(hk_cu_launch_config, stream) == 
     X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult, (void *, CUdeviceptr, size_t))                               \
     X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult, (CUdeviceptr, CUdeviceptr, size_t))                          \
     X(cuMemsetD8, "cuMemsetD8_v2", CUresult, (CUdeviceptr, unsigned char, size_t))                            \
+    X(cuMemsetD32Async, "cuMemsetD32Async", CUresult, (CUdeviceptr, unsigned, size_t, CUstream))              \
     X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))                                       \
     X(cuEventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned))                                        \
     X(cuEventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))                                          \
@@ -359,6 +360,13 @@ static hk_status cuda_fill(void *dev, void *ptr, int value, size_t bytes)
     return HK_OK;
 }
 
+static hk_status cuda_zero_async(void *dev, void *ptr, size_t words, void *stream)
+{
+    (void)dev;
+    HK_CU_CHECK(cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)ptr, 0, words, (CUstream)stream), "cuMemsetD32Async");
+    return HK_OK;
+}
+
 static hk_status cuda_sync(void *dev, void *stream)
 {
     (void)dev;
@@ -424,6 +432,7 @@ static const hk_gpu_api hk_cuda = {
     .release = cuda_release,
     .copy = cuda_copy,
     .fill = cuda_fill,
+    .zero_async = cuda_zero_async,
     .sync = cuda_sync,
     .event_create = cuda_event_create,
     .event_record = cuda_event_record,

@@ -35,8 +35,9 @@ static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int sh
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, pk64:8)
- * forces the launch shape and K split (bench/gemm_bench.py --sweep); a shape not built for the problem's types is
- * ignored, a split the shape cannot take (or, pooled, the workspace cannot hold) is 1. */
+ * forces the launch shape and K split (bench/gemm_bench.py --sweep), on persistent shapes the finale's parts (p256:3);
+ * a shape not built for the problem's types is ignored, a split the shape cannot take (or, pooled, the workspace
+ * cannot hold) is 1. */
 static int hk_gemm_forced_shape(int32_t *split)
 {
     const char *tune = getenv("HK_CUDA_TUNE_GEMM");
@@ -98,14 +99,35 @@ static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void
 
 static bool hk_gemm_pooled(const hk_gemm_shape *sh) { return sh->pool != 0; }
 
-/* Workspace bytes of a launch: the pooled split's slots, 0 for none. */
-static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split)
+/* CTAs of a launch of `tiles` tiles in `split` parts each. */
+static int64_t hk_gemm_ctas(const hk_gemm_shape *sh, int64_t tiles, int32_t split, int64_t sms)
+{
+    const int64_t units = tiles * split; /* a unit: one part of K of one tile */
+    return sh->persist ? (units < sms ? units : sms) : sh->cluster * hk_gemm_cdiv(units, sh->cluster);
+}
+
+/* The finale's parts of K (gemm.h) for a launch of `sh`: gemm.h's rule, or HK_CUDA_TUNE_GEMM's split (2 or 3) where
+ * it forces this persistent shape and the tiles have a finale; 0 for none. */
+static int32_t hk_gemm_plan_finale(const hk_gemm_args *a, const hk_gemm_shape *sh, int64_t tiles, int64_t ctas)
+{
+    if (!sh->persist || a->k <= 0 || !hk_gemm_finale_tiles(tiles, ctas))
+        return 0;
+    int32_t forced = 1;
+    if (hk_gemm_forced_shape(&forced) == (int)(sh - hk_gemm_shapes) && (forced == 2 || forced == 3))
+        return forced;
+    return hk_gemm_finale_parts(tiles, ctas, hk_gemm_cdiv(a->k * (int64_t)hk_dtype_size(a->a_type), HK_GEMM_BOX_K));
+}
+
+/* Workspace bytes of a launch: the pooled split's slots, or the finale's counters and slots; 0 for none. */
+static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split, int64_t sms)
 {
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
     const int64_t km = sh->swap ? a->n : a->m, kn = sh->swap ? a->m : a->n;
-    return hk_gemm_pooled(sh) ? (size_t)hk_gemm_pooled_bytes(hk_gemm_cdiv(km, sh->bm) * hk_gemm_cdiv(kn, sh->bn), split,
-                                                             sh->bm, sh->bn)
-                              : 0;
+    const int64_t tiles = hk_gemm_cdiv(km, sh->bm) * hk_gemm_cdiv(kn, sh->bn), ctas = hk_gemm_ctas(sh, tiles, split, sms);
+    if (hk_gemm_pooled(sh))
+        return (size_t)hk_gemm_pooled_bytes(tiles, split, sh->bm, sh->bn);
+    const int32_t parts = hk_gemm_plan_finale(a, sh, tiles, ctas);
+    return parts ? (size_t)hk_gemm_finale_bytes(hk_gemm_finale_tiles(tiles, ctas), parts, sh->bm, sh->bn) : 0;
 }
 
 /* The launch shape and K split of a call with `workspace` bytes of workspace: the route's, or HK_CUDA_TUNE_GEMM's
@@ -121,7 +143,7 @@ static int hk_gemm_plan(const hk_context *ctx, const hk_gemm_args *a, int64_t wo
         const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
         const bool pooled = hk_gemm_pooled(sh);
         const int32_t most = sh->cluster == 2 ? 2 : pooled ? HK_GEMM_POOLED_MAX : 1;
-        if (*split < 1 || *split > most || (pooled && (int64_t)hk_gemm_plan_bytes(a, shape, *split) > workspace))
+        if (*split < 1 || *split > most || (pooled && (int64_t)hk_gemm_plan_bytes(a, shape, *split, sms) > workspace))
             *split = 1;
         return shape;
     }
@@ -137,7 +159,7 @@ static size_t hk_cuda_gemm_workspace(const hk_context *ctx, const void *args)
         return 0;
     int32_t split = 1;
     const int shape = hk_gemm_plan(ctx, a, INT64_MAX, &split);
-    return hk_gemm_plan_bytes(a, shape, split);
+    return hk_gemm_plan_bytes(a, shape, split, ctx->multiprocessors > 0 ? ctx->multiprocessors : 1);
 }
 
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
@@ -209,9 +231,16 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     } else {
         map_d = map_t = map_a; /* unused */
     }
-    const int64_t tiles_m = hk_gemm_cdiv(km, sh->bm), tiles_n = hk_gemm_cdiv(kn, sh->bn), tiles = tiles_m * tiles_n;
-    const int64_t units = tiles * split; /* a unit: one part of K of one tile */
-    const int64_t ctas = sh->persist ? (units < sms ? units : sms) : sh->cluster * hk_gemm_cdiv(units, sh->cluster);
+    const int64_t tiles = hk_gemm_cdiv(km, sh->bm) * hk_gemm_cdiv(kn, sh->bn), ctas = hk_gemm_ctas(sh, tiles, split, sms);
+    /* the finale where the workspace holds it, its counters zeroed in stream order before the launch */
+    const size_t finale_bytes = pooled ? 0 : hk_gemm_plan_bytes(a, shape, split, sms);
+    if (finale_bytes > 0 && a->workspace && finale_bytes <= a->workspace_size) {
+        p.finale = hk_gemm_plan_finale(a, sh, tiles, ctas);
+        p.workspace = a->workspace;
+        const int64_t counters = HK_GEMM_FINALE_COUNTER_BYTES(hk_gemm_finale_tiles(tiles, ctas), sh->bm) / 4;
+        if ((st = ctx->gpu->bind(ctx->dev)) || (st = ctx->gpu->zero_async(ctx->dev, a->workspace, (size_t)counters, a->stream)))
+            return st;
+    }
     char kernel[64];
     hk_format(kernel, sizeof kernel, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", a->trans_a ? 't' : 'n',
               a->trans_b ? 't' : 'n', hk_gemm_out_name(a->d_type), sh->suffix);
@@ -236,7 +265,9 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "tiles by wave fill (nn also as D^T = B^T A^T, for widths off the 64-column grid); 64x64 "
                    "or 64x128 tiles, 64x64 or 128x64 with K split over a 2-CTA cluster (DSMEM reduction) for long K, "
                    "when tiles are few, or 64x64, 64x96, 128x96, 128x128, 128x192 or 128x256 in up to 16 parts "
-                   "parked in the caller's workspace and added by a second kernel; skinny M (<= 64, row-major A) as "
+                   "parked in the caller's workspace and added by a second kernel; with a workspace, long K over two or more "
+                   "rounds of persistent tiles whose last round is part empty: the last two rounds' tiles in 2-3 parts of "
+                   "K, the last part to finish adding them; skinny M (<= 64, row-major A) as "
                    "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> "
                    "bf16/f32 (without fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three "
                    "consumer warpgroups or tiles up to 192 wide, the next k-block in flight on tiles up to 128 "

@@ -12,7 +12,8 @@
  * when D's layout allows, else it stores straight from registers with masks.
  *
  * Work per CTA: units of work are a part of K of a tile (params.split parts per tile, 1 without split).
- * Persistent shapes walk units in an L2-friendly grouped tile order; the others take one unit. In clusters of
+ * Persistent shapes walk units in an L2-friendly grouped tile order, the last two rounds' tiles in params.finale
+ * parts of K where the host asks (the finale: parts meet in the workspace); the others take one unit. In clusters of
  * two with params.split = 2 the two CTAs each take half of K and add their partial accumulators through
  * distributed shared memory before one epilogue per column slice; the pooled shape with split > 1 (one unit per
  * CTA) parks partial tiles in the caller's workspace, and a second kernel, gemm_pooled_sum, adds them and writes
@@ -302,6 +303,43 @@ __device__ __forceinline__ void gemm_pooled_park(const accum_64xN<BN> &acc, cons
                   cache_global());
 }
 
+/* The finale (gemm.h hk_gemm_finale_parts): each part of finale tile t parks its partial tile in its slot (one per
+ * part and consumer warpgroup, in fragment order), then counts itself in the tile's counter once every thread of
+ * the warpgroup has stored. The part that counts last adds all the parts' slots in part order (so the sum does not
+ * depend on which part that is) and goes on to the epilogue (true); the others are done (false).
+ * No part waits for another, so no CTA waits for one that is not resident. */
+template <int BN, int CONSUMERS>
+__device__ __forceinline__ bool gemm_finale_meet(accum_64xN<BN> &acc, const gemm_params &p, int64_t finale_tiles, int t,
+                                                 int part, int slab, uint32_t *last)
+{
+    using acc_t = accum_64xN<BN>;
+    constexpr int64_t slot_floats = 128 * acc_t::regs;
+    const int64_t tile_slab = (int64_t)t * CONSUMERS + slab;
+    float *slots = reinterpret_cast<float *>(static_cast<uint8_t *>(p.workspace) +
+                                             HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, 64 * CONSUMERS)) +
+                   tile_slab * p.finale * slot_floats + (thread() % 128) * 4;
+#pragma unroll
+    for (int i = 0; i < acc_t::regs / 4; ++i)
+        store_vec(slots + part * slot_floats + i * 128 * 4,
+                  vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}}, cache_global());
+    named_barrier_sync(1 + slab, 128);
+    if (thread() % 128 == 0)
+        last[slab] = counter_add(static_cast<uint32_t *>(p.workspace) + tile_slab, 1) == (uint32_t)p.finale - 1;
+    named_barrier_sync(1 + slab, 128);
+    if (!last[slab]) return false;
+    /* every part from its slot, this one's too: the same sum whichever part adds, and no second accumulator */
+    acc.zero();
+#pragma unroll 1
+    for (int q = 0; q < p.finale; ++q) {
+#pragma unroll
+        for (int i = 0; i < acc_t::regs / 4; ++i) {
+            const vec<float, 4> v = load_vec<4>(slots + q * slot_floats + i * 128 * 4, cache_global());
+            for (int j = 0; j < 4; ++j) acc.v[4 * i + j] += v.v[j];
+        }
+    }
+    return true;
+}
+
 /* The pooled split's second kernel, launched right after the parts' kernel (which it waits for): adds each tile's
  * parked parts in part order, so D does not depend on timing, and writes D. A CTA of 128 threads (the frame of
  * one consumer warpgroup that parked them) takes one float4 of every fragment of that warpgroup, an 8-column strip
@@ -366,6 +404,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
     __shared__ barrier full[stages], empty[stages];
+    __shared__ uint32_t finale_last[S::consumers]; /* per consumer: its finale part counted last (gemm_finale_meet) */
 
     const int wg = warpgroup_index();
     if (thread() == 0) {
@@ -401,6 +440,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     const int split = S::cluster == 2 || S::pool ? p.split : 1, units = count * split;
     const int first = block_x(), step = S::persist ? grid_dim_x() : units;
     const bool pooled = S::pool && split > 1;
+    /* the finale (gemm.h hk_gemm_finale_parts): the last two rounds' tiles in p.finale parts of K, part-major */
+    const int parts = S::persist ? p.finale : 0;
+    const int finale_tiles = parts ? count - (count / step - 1) * step : 0, whole = units - finale_tiles;
     auto unit_of = [&](int u, int &tile, int &tm, int &tn, int &part, int &kb0, int &kb1) {
         if (split == 1) { /* no divisions on the unsplit path: they delay the first load of small problems */
             gemm_tile(tile = u, tiles_m, tiles_n, p.group_m, tm, tn);
@@ -414,15 +456,32 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         kb0 = part * kblocks / split;
         kb1 = (part + 1) * kblocks / split;
     };
+    /* This CTA's i-th unit, false past its last: whole units, then (finale) parts of the last rounds' tiles */
+    auto unit_at = [&](int i, int &tile, int &tm, int &tn, int &part, int &kb0, int &kb1) {
+        const int u = first + i * step;
+        if (u < whole) {
+            unit_of(u, tile, tm, tn, part, kb0, kb1);
+            return true;
+        }
+        if constexpr (S::persist) {
+            if (u - whole < finale_tiles * parts) {
+                part = (u - whole) / finale_tiles;
+                gemm_tile(tile = u - part * finale_tiles, tiles_m, tiles_n, p.group_m, tm, tn);
+                kb0 = part * kblocks / parts;
+                kb1 = (part + 1) * kblocks / parts;
+                return true;
+            }
+        }
+        return false;
+    };
 
     if (wg == 0) { /* producer */
         if constexpr (S::producer_regs > 0) warpgroup_reg_dealloc<S::producer_regs>();
         if (thread() == 0) {
             int s = 0;
             uint32_t phase = 0;
-            for (int u = first; u < units; u += step) {
-                int tile, tm, tn, part, kb0, kb1;
-                unit_of(u, tile, tm, tn, part, kb0, kb1);
+            int tile, tm, tn, part, kb0, kb1;
+            for (int i = 0; unit_at(i, tile, tm, tn, part, kb0, kb1); ++i) {
                 for (int kb = kb0; kb < kb1; ++kb) {
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
@@ -478,9 +537,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     uint32_t phase = 0;
     int tile = 0, tm = 0, tn = 0, part = 0;
     bool live = false;
-    for (int u = first; u < units; u += step) {
-        int kb0, kb1;
-        unit_of(u, tile, tm, tn, part, kb0, kb1);
+    int kb0, kb1;
+    for (int i = 0; unit_at(i, tile, tm, tn, part, kb0, kb1); ++i) {
         live = tm * bm + slab * 64 < p.m;
         if (!live) { /* rows past m: pass the stages through */
             for (int kb = kb0; kb < kb1; ++kb) {
@@ -563,6 +621,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             }
         }
         if constexpr (S::persist) {
+            if (tile >= whole && !gemm_finale_meet<bn, S::consumers>(acc, p, finale_tiles, tile - whole, part, slab, finale_last))
+                continue; /* a part counted later finishes the tile */
             if (!p.tma_store)
                 gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
             else if constexpr (S::swap)

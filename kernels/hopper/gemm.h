@@ -144,6 +144,41 @@ static inline int64_t hk_gemm_pk64_parts(int64_t tiles64x64, int64_t kblocks, in
         --parts;
     return parts;
 }
+/* The finale of a persistent walk: where the tiles fill two rounds or more but the last one only in part, the last two
+ * rounds' tiles (the finale tiles) are split into `parts` parts of K, run part-major: every part 0 first, then every
+ * part 1, ..., each CTA taking every grid-th of them, so that CTAs running at once read the same k-blocks (stream-K's
+ * ranges, which start at a different k-block on every CTA, ran 30-35% slower: bench/NOTES.md, twenty-second session).
+ * Each part parks its partial tile in the workspace and counts itself in the tile's counter; the last to count adds
+ * the parts in part order and writes D (gemm.cu gemm_finale_meet). Workspace: a counter per finale tile and consumer
+ * warpgroup (zeroed before each launch), then a slot of bm x bn floats per part. */
+static inline int64_t hk_gemm_finale_tiles(int64_t tiles, int64_t ctas)
+{
+    return tiles >= 2 * ctas && tiles % ctas != 0 ? tiles - (tiles / ctas - 1) * ctas : 0;
+}
+/* Parts of K per finale tile: 2 or 3, the fewer of those whose rounds of parts take least, where they save a quarter
+ * of a tile's time or more against the two rounds of whole tiles, with parts of 64 k-blocks or more (twenty-second
+ * session, two calls: bf16 16384^3 +0.6 to +3.2%, 8192x8192x28672 +1.0 to +1.6%, 8192x28672x8192 +0.2 to +0.7%, e4m3
+ * 16384^3 +0.4 to +0.6%, with fp32 accumulation -0.5 to +0.3%; parts of 21-43 k-blocks, e4m3 8192^3 and bf16 8192^3,
+ * lost up to 2%, and 4 parts lost to 2 or 3); 0: no finale. */
+static inline int32_t hk_gemm_finale_parts(int64_t tiles, int64_t ctas, int64_t kblocks)
+{
+    const int64_t finale = hk_gemm_finale_tiles(tiles, ctas);
+    int32_t best = 0;
+    int64_t best_time = 2 * 12; /* two rounds of whole tiles, in twelfths of a tile's time */
+    for (int32_t parts = 2; finale > 0 && parts <= 3 && kblocks >= 64 * parts; ++parts) {
+        const int64_t time = hk_gemm_cdiv(finale * parts, ctas) * 12 / parts;
+        if (time < best_time) {
+            best_time = time;
+            best = parts;
+        }
+    }
+    return best_time <= 2 * 12 - 3 ? best : 0;
+}
+#define HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, bm) (((int64_t)(finale_tiles) * ((bm) / 64) * 4 + 255) / 256 * 256)
+static inline int64_t hk_gemm_finale_bytes(int64_t finale_tiles, int64_t parts, int64_t bm, int64_t bn)
+{
+    return HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, bm) + finale_tiles * parts * bm * bn * 4;
+}
 /* one CTA per 8-column strip of each 64 rows of a tile */
 #define HK_GEMM_POOLED_SUM_CTAS(tiles, bm, bn) ((tiles) * ((bm) / 64) * ((bn) / 8))
 /* Unused dynamic shared memory that the sum kernel is launched with where each part's CTA holds a whole SM (128-row
@@ -371,7 +406,9 @@ typedef struct hk_gemm_params {
     int64_t ldd, ldc;
     float alpha;       /* alpha * scale_a * scale_b */
     float beta;
-    void *workspace;   /* pooled split: a slot of bm x bn floats per part per tile */
+    void *workspace;   /* pooled split: a slot of bm x bn floats per part per tile; the finale's counters and slots */
+    int32_t finale;    /* persistent shapes: parts of K per tile of the walk's last two rounds (0: no finale) */
+    int32_t pad;
 } hk_gemm_params;
 
 #endif

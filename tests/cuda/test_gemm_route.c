@@ -48,6 +48,16 @@ static void check_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_
     } else if (split < 1 || split > s->cluster) {
         fail_msg("%s cannot split K %d ways: %s", s->name, (int)split, what);
     }
+    /* the finale (gemm.h hk_gemm_finale_parts) of a persistent walk: 2 or 3 parts, each of some k-blocks, over the last
+     * two rounds' tiles (more than one round of them, fewer than two: the walk before them fills whole rounds) */
+    if (s->persist) {
+        const int64_t ctas = tiles < sms ? tiles : sms, kblocks = hk_gemm_cdiv(k, fp8 ? HK_GEMM_BOX_K : HK_GEMM_BOX_K / 2);
+        const int32_t parts = hk_gemm_finale_parts(tiles, ctas, kblocks);
+        const int64_t finale = hk_gemm_finale_tiles(tiles, ctas);
+        if (parts != 0 && (parts < 2 || parts > 3 || kblocks < parts || finale <= ctas || finale >= 2 * ctas ||
+                           (tiles - finale) % ctas != 0))
+            fail_msg("finale of %d parts over %lld tiles: %s", (int)parts, (long long)finale, what);
+    }
 }
 
 static void test_route_grid(void **state)
