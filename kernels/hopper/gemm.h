@@ -157,8 +157,8 @@ static inline int64_t hk_gemm_finale_tiles(int64_t tiles, int64_t ctas)
 }
 /* Parts of K per finale tile: 2 or 3, the fewer of those whose rounds of parts take least, where they save a quarter
  * of a tile's time or more against the two rounds of whole tiles, with parts of 64 k-blocks or more (twenty-second
- * session, two calls: bf16 16384^3 +0.6 to +3.2%, 8192x8192x28672 +1.0 to +1.6%, 8192x28672x8192 +0.2 to +0.7%, e4m3
- * 16384^3 +0.4 to +0.6%, with fp32 accumulation -0.5 to +0.3%; parts of 21-43 k-blocks, e4m3 8192^3 and bf16 8192^3,
+ * session, two calls: bf16 16384^3 +0.6 to +2.7%, 8192x8192x28672 +1.0 to +1.6%, 8192x28672x8192 +0.2 to +0.9%, e4m3
+ * 16384^3 +0.4 to +0.6%, with fp32 accumulation -0.6 to +0.4%; parts of 21-43 k-blocks, e4m3 8192^3 and bf16 8192^3,
  * lost up to 2%, and 4 parts lost to 2 or 3); 0: no finale. */
 static inline int32_t hk_gemm_finale_parts(int64_t tiles, int64_t ctas, int64_t kblocks)
 {
