@@ -116,6 +116,17 @@ static bool in_list(const char *list, const std::string &name)
 {
     return strstr((std::string(",") + list + ",").c_str(), ("," + name + ",").c_str()) != nullptr;
 }
+/* The items of a comma-separated list. */
+static std::vector<std::string> list_items(const char *list)
+{
+    std::vector<std::string> items;
+    for (const char *item = list; *item;) {
+        const char *end = strchr(item, ',');
+        items.emplace_back(item, end ? end - item : strlen(item));
+        item = end ? end + 1 : item + items.back().size();
+    }
+    return items;
+}
 static bool pooled_fits(const shape_info &s) { return s.pool != 0; }
 static std::string cfg_name(const cfg_t &c)
 {
@@ -273,7 +284,8 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     if (c.finale && sh.persist && q.k > 0) { /* the finale: gemm.h's rule (-1) or forced parts (2, 3) */
-        const int64_t finale_tiles = hk_gemm_finale_tiles(tiles, grid), kblocks = (q.k * dsize(q.in) + 127) / 128;
+        const int64_t finale_tiles = hk_gemm_finale_tiles(tiles, grid),
+                      kblocks = hk_gemm_cdiv((int64_t)q.k * dsize(q.in), HK_GEMM_BOX_K);
         p.finale = c.finale < 0 ? hk_gemm_finale_parts(tiles, grid, kblocks) : finale_tiles && c.finale > 1 ? c.finale : 0;
         if (p.finale && (size_t)hk_gemm_finale_bytes(finale_tiles, p.finale, sh.bm, sh.bn) > hk_ws_bytes)
             p.finale = 0; /* as the library: no room, no finale */
@@ -1060,10 +1072,7 @@ int main(int argc, char **argv)
                                                               * split of S, NAME:0 pooled in as many parts as the
                                                               * SMs hold), then the default */
             cfgs.clear();
-            for (const char *item = only; *item;) {
-                const char *end = strchr(item, ',');
-                const std::string it(item, end ? end - item : strlen(item));
-                item = end ? end + 1 : item + it.size();
+            for (const std::string &it : list_items(only)) {
                 const size_t colon = it.find(':');
                 for (int sh = 0; sh < NSHAPES; ++sh) {
                     if (it.substr(0, colon) != all_shapes[sh].name) continue;
@@ -1074,22 +1083,20 @@ int main(int argc, char **argv)
                 }
             }
         }
+        const cfg_t library = def(m, n, k, in, ta, tb, promote);
         if (const char *fin = getenv("HK_BENCH_FINALE")) /* e.g. "1,2,3": the default without the finale (1) or with
                                                          * that many parts forced */
-            if (all_shapes[def(m, n, k, in, ta, tb, promote).shape].persist)
-                for (const char *item = fin; *item;) {
-                    cfgs.push_back(def(m, n, k, in, ta, tb, promote));
-                    cfgs.back().finale = atoi(item) > 1 ? atoi(item) : 1; /* 1: none */
-                    const char *end = strchr(item, ',');
-                    item = end ? end + 1 : item + strlen(item);
+            if (all_shapes[library.shape].persist)
+                for (const std::string &it : list_items(fin)) {
+                    cfgs.push_back(library);
+                    cfgs.back().finale = atoi(it.c_str()) > 1 ? atoi(it.c_str()) : 1; /* 1: none */
                 }
-        cfgs.push_back(def(m, n, k, in, ta, tb, promote));
+        cfgs.push_back(library);
         const char *offsets = getenv("HK_BENCH_OFFSET"); /* e.g. 0,4096,1048576: where the operands start */
-        for (const char *item = offsets && *offsets ? offsets : "0"; *item;) {
+        for (const std::string &it : list_items(offsets && *offsets ? offsets : "0")) {
             char *end;
-            operand_offset = strtoull(item, &end, 10) / 16 * 16; /* TMA: 16-byte aligned */
-            if (end == item) break; /* not a number */
-            item = *end == ',' ? end + 1 : end;
+            operand_offset = strtoull(it.c_str(), &end, 10) / 16 * 16; /* TMA: 16-byte aligned */
+            if (end == it.c_str()) break; /* not a number */
             if (offsets) printf("offset %zu\n", operand_offset);
             bench(m, n, k, in, ta, tb, blas, 15, cfgs, calls, promote);
         }
@@ -1140,15 +1147,13 @@ int main(int argc, char **argv)
     row(16, 8192, 8192, {}, 20);
     if (const char *extra = getenv("HK_BENCH_EXTRA")) /* e.g. "128x1024x2048,256x256x4096tt": more rows, nt in all
                                                        * modes, or bf16 in the layout named */
-        for (const char *item = extra; *item;) {
+        for (const std::string &it : list_items(extra)) {
             int m, n, k;
             char lay[3] = "nt";
-            if (sscanf(item, "%dx%dx%d%2[nt]", &m, &n, &k, lay) >= 3 && strlen(lay) == 2) {
+            if (sscanf(it.c_str(), "%dx%dx%d%2[nt]", &m, &n, &k, lay) >= 3 && strlen(lay) == 2) {
                 row(m, n, k, {}, calls_for(m, n, k), BF16, lay[0] == 't', lay[1] == 't');
                 if (!strcmp(lay, "nt")) row8(m, n, k, {});
             }
-            const char *end = strchr(item, ',');
-            item = end ? end + 1 : item + strlen(item);
         }
     for (int l = 0; l < 4; ++l) {
         if (l == 1) continue; /* nt above */

@@ -233,12 +233,14 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     }
     const int64_t tiles = hk_gemm_cdiv(km, sh->bm) * hk_gemm_cdiv(kn, sh->bn), ctas = hk_gemm_ctas(sh, tiles, split, sms);
     /* the finale where the workspace holds it, its counters zeroed in stream order before the launch */
-    const size_t finale_bytes = pooled ? 0 : hk_gemm_plan_bytes(a, shape, split, sms);
-    if (finale_bytes > 0 && a->workspace && finale_bytes <= a->workspace_size) {
-        p.finale = hk_gemm_plan_finale(a, sh, tiles, ctas);
+    const int32_t parts = hk_gemm_plan_finale(a, sh, tiles, ctas);
+    const int64_t finale_tiles = hk_gemm_finale_tiles(tiles, ctas);
+    if (parts && a->workspace &&
+        hk_gemm_finale_bytes(finale_tiles, parts, sh->bm, sh->bn) <= (int64_t)a->workspace_size) {
+        p.finale = parts;
         p.workspace = a->workspace;
-        const int64_t counters = HK_GEMM_FINALE_COUNTER_BYTES(hk_gemm_finale_tiles(tiles, ctas), sh->bm) / 4;
-        if ((st = ctx->gpu->bind(ctx->dev)) || (st = ctx->gpu->zero_async(ctx->dev, a->workspace, (size_t)counters, a->stream)))
+        const size_t counters = (size_t)HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, sh->bm) / 4;
+        if ((st = ctx->gpu->bind(ctx->dev)) || (st = ctx->gpu->zero_async(ctx->dev, a->workspace, counters, a->stream)))
             return st;
     }
     char kernel[64];

@@ -289,54 +289,60 @@ __device__ __forceinline__ void gemm_splitk_reduce(accum_64xN<BN> &acc, uint8_t 
     cluster_sync(); /* the peer has read this CTA's slices */
 }
 
+/* A partial tile parked at `slot` (THREADS x regs floats, as the consumers that hold it lay it out: each thread's
+ * float4s THREADS apart, so every store is coalesced), past L1 for whoever adds it; and the adding of one. */
+template <int BN, int THREADS> __device__ __forceinline__ void gemm_park(const accum_64xN<BN> &acc, float *slot)
+{
+    float *at = slot + (thread() - 128) * 4;
+#pragma unroll
+    for (int i = 0; i < accum_64xN<BN>::regs / 4; ++i)
+        store_vec(at + i * THREADS * 4, vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}},
+                  cache_global());
+}
+template <int BN, int THREADS> __device__ __forceinline__ void gemm_unpark_add(accum_64xN<BN> &acc, const float *slot)
+{
+    const float *at = slot + (thread() - 128) * 4;
+#pragma unroll
+    for (int i = 0; i < accum_64xN<BN>::regs / 4; ++i) {
+        const vec<float, 4> v = load_vec<4>(at + i * THREADS * 4, cache_global());
+        for (int j = 0; j < 4; ++j) acc.v[4 * i + j] += v.v[j];
+    }
+}
+
 /* A tile's K split through the workspace (pooled): each part parks its partial accumulator in its slot of the
- * tile, in fragment order (each thread's float4s THREADS apart: coalesced), past L1 for the sum kernel. */
+ * tile for the sum kernel. */
 template <int BN, int THREADS>
 __device__ __forceinline__ void gemm_pooled_park(const accum_64xN<BN> &acc, const gemm_params &p, int tile, int part)
 {
-    using acc_t = accum_64xN<BN>;
-    float *slot = static_cast<float *>(p.workspace) + ((int64_t)tile * p.split + part) * (THREADS * acc_t::regs) +
-                  (thread() - 128) * 4;
-#pragma unroll
-    for (int i = 0; i < acc_t::regs / 4; ++i)
-        store_vec(slot + i * THREADS * 4, vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}},
-                  cache_global());
+    gemm_park<BN, THREADS>(acc, static_cast<float *>(p.workspace) +
+                                    ((int64_t)tile * p.split + part) * (THREADS * accum_64xN<BN>::regs));
 }
 
-/* The finale (gemm.h hk_gemm_finale_parts): each part of finale tile t parks its partial tile in its slot (one per
- * part and consumer warpgroup, in fragment order), then counts itself in the tile's counter once every thread of
- * the warpgroup has stored. The part that counts last adds all the parts' slots in part order (so the sum does not
- * depend on which part that is) and goes on to the epilogue (true); the others are done (false).
- * No part waits for another, so no CTA waits for one that is not resident. */
+/* The finale (gemm.h hk_gemm_finale_parts): each part of finale tile t parks its partial tile in its slot, then each
+ * consumer warpgroup counts itself in its counter of the tile once all of its threads have stored. The warpgroup
+ * that counts last adds all the parts' slots in part order (so the sum does not depend on which part that is) and
+ * goes on to the epilogue (true); the others are done (false). No part waits for another, so no CTA waits for one
+ * that is not resident. */
 template <int BN, int CONSUMERS>
 __device__ __forceinline__ bool gemm_finale_meet(accum_64xN<BN> &acc, const gemm_params &p, int64_t finale_tiles, int t,
                                                  int part, int slab, uint32_t *last)
 {
-    using acc_t = accum_64xN<BN>;
-    constexpr int64_t slot_floats = 128 * acc_t::regs;
-    const int64_t tile_slab = (int64_t)t * CONSUMERS + slab;
+    constexpr int threads = 128 * CONSUMERS;
+    constexpr int64_t slot_floats = threads * accum_64xN<BN>::regs;
     float *slots = reinterpret_cast<float *>(static_cast<uint8_t *>(p.workspace) +
                                              HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, 64 * CONSUMERS)) +
-                   tile_slab * p.finale * slot_floats + (thread() % 128) * 4;
-#pragma unroll
-    for (int i = 0; i < acc_t::regs / 4; ++i)
-        store_vec(slots + part * slot_floats + i * 128 * 4,
-                  vec<float, 4>{{acc.v[4 * i], acc.v[4 * i + 1], acc.v[4 * i + 2], acc.v[4 * i + 3]}}, cache_global());
+                   (int64_t)t * p.finale * slot_floats;
+    gemm_park<BN, threads>(acc, slots + part * slot_floats);
     named_barrier_sync(1 + slab, 128);
     if (thread() % 128 == 0)
-        last[slab] = counter_add(static_cast<uint32_t *>(p.workspace) + tile_slab, 1) == (uint32_t)p.finale - 1;
+        last[slab] = counter_add(static_cast<uint32_t *>(p.workspace) + (int64_t)t * CONSUMERS + slab, 1) ==
+                     (uint32_t)p.finale - 1;
     named_barrier_sync(1 + slab, 128);
     if (!last[slab]) return false;
     /* every part from its slot, this one's too: the same sum whichever part adds, and no second accumulator */
     acc.zero();
 #pragma unroll 1
-    for (int q = 0; q < p.finale; ++q) {
-#pragma unroll
-        for (int i = 0; i < acc_t::regs / 4; ++i) {
-            const vec<float, 4> v = load_vec<4>(slots + q * slot_floats + i * 128 * 4, cache_global());
-            for (int j = 0; j < 4; ++j) acc.v[4 * i + j] += v.v[j];
-        }
-    }
+    for (int q = 0; q < p.finale; ++q) gemm_unpark_add<BN, threads>(acc, slots + q * slot_floats);
     return true;
 }
 
@@ -442,7 +448,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     const bool pooled = S::pool && split > 1;
     /* the finale (gemm.h hk_gemm_finale_parts): the last two rounds' tiles in p.finale parts of K, part-major */
     const int parts = S::persist ? p.finale : 0;
-    const int finale_tiles = parts ? count - (count / step - 1) * step : 0, whole = units - finale_tiles;
+    const int finale_tiles = parts ? (int)hk_gemm_finale_tiles(count, step) : 0, whole = units - finale_tiles;
     auto unit_of = [&](int u, int &tile, int &tm, int &tn, int &part, int &kb0, int &kb1) {
         if (split == 1) { /* no divisions on the unsplit path: they delay the first load of small problems */
             gemm_tile(tile = u, tiles_m, tiles_n, p.group_m, tm, tn);

@@ -151,7 +151,12 @@ static inline int64_t hk_gemm_pk64_parts(int64_t tiles64x64, int64_t kblocks, in
  * Each part parks its partial tile in the workspace and counts itself in the tile's counter; the last to count adds
  * the parts in part order and writes D (gemm.cu gemm_finale_meet). Workspace: a counter per finale tile and consumer
  * warpgroup (zeroed before each launch), then a slot of bm x bn floats per part. */
-static inline int64_t hk_gemm_finale_tiles(int64_t tiles, int64_t ctas)
+#ifdef __CUDACC__
+#define HK_GEMM_HOST_DEVICE __host__ __device__ /* the kernels walk the finale the host plans */
+#else
+#define HK_GEMM_HOST_DEVICE
+#endif
+static inline HK_GEMM_HOST_DEVICE int64_t hk_gemm_finale_tiles(int64_t tiles, int64_t ctas)
 {
     return tiles >= 2 * ctas && tiles % ctas != 0 ? tiles - (tiles / ctas - 1) * ctas : 0;
 }
