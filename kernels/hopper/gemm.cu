@@ -187,23 +187,47 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
     const int ln = lane(), wp = warp() % 4;
     const TO *c = static_cast<const TO *>(p.c);
     const bool use_c = p.beta != 0.f;
+    /* alpha * (registers r, r + 1) + beta * C there */
+    auto pair = [&](int r, float &x, float &y) {
+        x = p.alpha * acc.v[r];
+        y = p.alpha * acc.v[r + 1];
+        if (use_c) {
+            const int row = row0 + acc_t::row(r, ln, wp), col = col0 + acc_t::col(r, ln);
+            if (row < p.m && col < p.n) {
+                const TO *cp = c + row * p.ldc + col;
+                x += p.beta * load_as_float(cp);
+                if (col + 1 < p.n) y += p.beta * load_as_float(cp + 1);
+            }
+        }
+    };
     gemm_staged_stores<chunks + (tail ? 1 : 0)>(
         stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; },
         [&](uint8_t *buf, int j) {
             const bool last = j == chunks; /* the tail box */
+            if constexpr (sizeof(TO) == 2) {
+                if (!last) { /* 16 columns per stmatrix: a quarter of the shared stores of pairs */
+#pragma unroll
+                    for (int i = 0; i < regs; i += 8) {
+                        const int r = j * regs + i;
+                        uint32_t w[4];
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            float x, y;
+                            pair(r + 2 * q, x, y);
+                            w[q] = pack_pair<TO>(x, y);
+                        }
+                        const int lc = acc_t::stmatrix_col(r, ln) - j * cols;
+                        stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, wp), lc * 2), w);
+                    }
+                    return;
+                }
+            }
 #pragma unroll
             for (int i = 0; i < (last ? tail / 2 : regs); i += 2) {
                 const int r = j * regs + i;
                 const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
-                float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
-                if (use_c) {
-                    const int row = row0 + lr, col = col0 + j * cols + lc;
-                    if (row < p.m && col < p.n) {
-                        const TO *cp = c + row * p.ldc + col;
-                        x += p.beta * load_as_float(cp);
-                        if (col + 1 < p.n) y += p.beta * load_as_float(cp + 1);
-                    }
-                }
+                float x, y;
+                pair(r, x, y);
                 const uint32_t off =
                     last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
                 store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);

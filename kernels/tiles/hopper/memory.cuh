@@ -171,6 +171,20 @@ HK_DEV void store_from_float2(__nv_bfloat16 *p, float x, float y)
     *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(x, y);
 }
 HK_DEV void store_from_float2(__half *p, float x, float y) { *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(x, y); }
+/* Two fp32 values as the 32-bit word of a pair of 16-bit elements (T: __nv_bfloat16 or __half). */
+template <class T> HK_DEV uint32_t pack_pair(float x, float y)
+{
+    static_assert(sizeof(T) == 2, "16-bit elements");
+    uint32_t w;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+        memcpy(&w, &v, 4);
+    } else {
+        const __half2 v = __floats2half2_rn(x, y);
+        memcpy(&w, &v, 4);
+    }
+    return w;
+}
 
 } // namespace hk
 

@@ -67,7 +67,23 @@ template <int N> struct accum_64xN {
     }
     static __device__ __forceinline__ int row(int r, int lane, int warp) { return 16 * warp + lane / 4 + 8 * ((r >> 1) & 1); }
     static __device__ __forceinline__ int col(int r, int lane) { return 8 * (r >> 2) + 2 * (lane & 3) + (r & 1); }
+    /* Registers [r, r + 8) (r % 8 == 0) as stmatrix_x4's matrices: matrix q holds registers r + 2q, r + 2q + 1 of
+     * every lane (8 rows further for odd q, 8 columns further from q = 2); the row and column this lane addresses. */
+    static __device__ __forceinline__ int stmatrix_row(int lane, int warp)
+    {
+        return 16 * warp + 8 * ((lane >> 3) & 1) + (lane & 7);
+    }
+    static __device__ __forceinline__ int stmatrix_col(int r, int lane) { return 8 * (r >> 2) + 8 * (lane >> 4); }
 };
+
+/* A warp stores four 8 x 8 matrices of 16-bit elements: lane t holds elements (t / 4, 2 (t % 4) .. + 1) of matrix q in
+ * w[q] (the accumulator's pairs, packed) and gives the shared address of row t % 8 of matrix t / 8 (16 bytes). */
+__device__ __forceinline__ void stmatrix_x4(void *row, const uint32_t (&w)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row)), "r"(w[0]),
+                 "r"(w[1]), "r"(w[2]), "r"(w[3])
+                 : "memory");
+}
 
 /* wgmma.mma_async with both operands in shared memory: D(64 x N) += A(64 x k) * B(k x N), k = 16 for
  * 16-bit inputs (TA/TB select MN-major A/B), k = 32 for e4m3 (K-major only: the ISA has no transpose).
