@@ -104,20 +104,28 @@ template <bool SWAP> __device__ __forceinline__ int64_t gemm_at(int row, int col
     return SWAP ? col * ld + row : row * ld + col;
 }
 
-/* D's elements (row, col) and (row, col + 1) of the kernel's result, the second only inside n: alpha * (x, y) +
- * beta * C, as one 2-element store where D allows (never when swapped: the pair then spans two rows of D). */
+/* alpha * (x, y) + beta * C at the kernel's (row, col) and (row, col + 1); C is read inside m x n only. */
+template <class TO, bool SWAP>
+__device__ __forceinline__ void gemm_scale_pair(const gemm_params &p, int row, int col, float &x, float &y)
+{
+    x *= p.alpha;
+    y *= p.alpha;
+    if (p.beta != 0.f && row < p.m && col < p.n) {
+        const TO *c = static_cast<const TO *>(p.c);
+        x += p.beta * load_as_float(c + gemm_at<SWAP>(row, col, p.ldc));
+        if (col + 1 < p.n) y += p.beta * load_as_float(c + gemm_at<SWAP>(row, col + 1, p.ldc));
+    }
+}
+
+/* D's elements (row, col) and (row, col + 1) of the kernel's result (inside m x n), the second only inside n:
+ * alpha * (x, y) + beta * C, as one 2-element store where D allows (never when swapped: the pair then spans two rows
+ * of D). */
 template <class TO, bool SWAP>
 __device__ __forceinline__ void gemm_store_pair(const gemm_params &p, int row, int col, float x, float y)
 {
     TO *d = static_cast<TO *>(p.d);
-    const TO *c = static_cast<const TO *>(p.c);
     const bool pair = col + 1 < p.n;
-    x *= p.alpha;
-    y *= p.alpha;
-    if (p.beta != 0.f) {
-        x += p.beta * load_as_float(c + gemm_at<SWAP>(row, col, p.ldc));
-        if (pair) y += p.beta * load_as_float(c + gemm_at<SWAP>(row, col + 1, p.ldc));
-    }
+    gemm_scale_pair<TO, SWAP>(p, row, col, x, y);
     TO *dp = d + gemm_at<SWAP>(row, col, p.ldd);
     if (!SWAP && pair && p.vec2) {
         store_from_float2(dp, x, y);
@@ -185,20 +193,10 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
     using acc_t = accum_64xN<BN>;
     constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2, tail = BN - chunks * cols;
     const int ln = lane(), wp = warp() % 4;
-    const TO *c = static_cast<const TO *>(p.c);
-    const bool use_c = p.beta != 0.f;
-    /* alpha * (registers r, r + 1) + beta * C there */
-    auto pair = [&](int r, float &x, float &y) {
-        x = p.alpha * acc.v[r];
-        y = p.alpha * acc.v[r + 1];
-        if (use_c) {
-            const int row = row0 + acc_t::row(r, ln, wp), col = col0 + acc_t::col(r, ln);
-            if (row < p.m && col < p.n) {
-                const TO *cp = c + row * p.ldc + col;
-                x += p.beta * load_as_float(cp);
-                if (col + 1 < p.n) y += p.beta * load_as_float(cp + 1);
-            }
-        }
+    auto pair = [&](int r, float &x, float &y) { /* registers r, r + 1, scaled */
+        x = acc.v[r];
+        y = acc.v[r + 1];
+        gemm_scale_pair<TO, false>(p, row0 + acc_t::row(r, ln, wp), col0 + acc_t::col(r, ln), x, y);
     };
     gemm_staged_stores<chunks + (tail ? 1 : 0)>(
         stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; },
@@ -247,8 +245,6 @@ __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const g
     using acc_t = accum_64xN<BN>;
     constexpr int span = 128 / sizeof(TO), halves = 64 / span, pieces = (BN + 63) / 64 * halves;
     const int ln = lane(), wp = warp() % 4;
-    const TO *c = static_cast<const TO *>(p.c);
-    const bool use_c = p.beta != 0.f;
     gemm_staged_stores<pieces>(
         stage, slab, [](int) { return false; },
         [&](uint8_t *buf, int j) {
@@ -258,12 +254,8 @@ __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const g
                 /* registers 32 chunk.. hold D rows 64 chunk..; a warp's 16 D^T rows lie in one half */
                 const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - chunk * 64;
                 if (r / 32 != chunk || lr / span != half) continue;
-                float x = p.alpha * acc.v[r], y = p.alpha * acc.v[r + 1];
-                const int row = row0 + lr, col = col0 + chunk * 64 + lc;
-                if (use_c && row < p.m && col < p.n) {
-                    x += p.beta * load_as_float(c + gemm_at<true>(row, col, p.ldc));
-                    if (col + 1 < p.n) y += p.beta * load_as_float(c + gemm_at<true>(row, col + 1, p.ldc));
-                }
+                float x = acc.v[r], y = acc.v[r + 1];
+                gemm_scale_pair<TO, true>(p, row0 + lr, col0 + chunk * 64 + lc, x, y);
                 const int byte = (lr - half * span) * (int)sizeof(TO);
                 store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc, byte)), x);
                 store_from_float(reinterpret_cast<TO *>(buf + sw128_offset(lc + 1, byte)), y);
