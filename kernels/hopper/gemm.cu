@@ -235,9 +235,10 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
 }
 
 /* The swapped shapes' TMA epilogue: the warpgroup's 64 x BN block of D^T is D's BN rows x 64 columns from
- * (col0, row0). Each piece (64 of D's rows, 128 bytes of its columns) is staged transposed: a register pair
- * (two of D's rows) becomes two 2- or 4-byte stores, conflict-free in the swizzled buffer. D rows past the
- * tile's last whole 64 go through map_t, whose box has just that many rows. */
+ * (col0, row0). Each piece (64 of D's rows, 128 bytes of its columns) is staged transposed, conflict-free in the
+ * swizzled buffer: 16-bit outputs 16 x 16 per stmatrix (transposing), else a register pair (two of D's rows)
+ * becomes two 4-byte stores. D rows past the tile's last whole 64 go through map_t, whose box has just that many
+ * rows. */
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                     const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0)
@@ -249,11 +250,30 @@ __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const g
         stage, slab, [](int) { return false; },
         [&](uint8_t *buf, int j) {
             const int chunk = j / halves, half = j % halves; /* D rows 64 chunk.., D columns span half.. */
+            /* registers 32 chunk.. hold D rows 64 chunk..; 16-bit outputs: one half, 16 of D's rows per stmatrix where
+             * the chunk's registers come in whole eights, pairs after */
+            int paired = 0;
+            if constexpr (sizeof(TO) == 2) {
+                const int first = 32 * chunk, count = acc_t::regs - first < 32 ? acc_t::regs - first : 32;
+                paired = first + count / 8 * 8;
+#pragma unroll
+                for (int r = first; r < paired; r += 8) {
+                    uint32_t w[4];
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        float x = acc.v[r + 2 * q], y = acc.v[r + 2 * q + 1];
+                        gemm_scale_pair<TO, true>(p, row0 + acc_t::row(r + 2 * q, ln, wp), col0 + acc_t::col(r + 2 * q, ln),
+                                                  x, y);
+                        w[q] = pack_pair<TO>(x, y);
+                    }
+                    const int lc = acc_t::stmatrix_trans_col(r, ln) - chunk * 64;
+                    stmatrix_x4_trans(buf + sw128_offset(lc, acc_t::stmatrix_trans_row(ln, wp) * 2), w);
+                }
+            }
 #pragma unroll
             for (int r = 0; r < acc_t::regs; r += 2) {
-                /* registers 32 chunk.. hold D rows 64 chunk..; a warp's 16 D^T rows lie in one half */
                 const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - chunk * 64;
-                if (r / 32 != chunk || lr / span != half) continue;
+                if (r / 32 != chunk || lr / span != half || r < paired) continue; /* a warp's 16 D^T rows: one half */
                 float x = acc.v[r], y = acc.v[r + 1];
                 gemm_scale_pair<TO, true>(p, row0 + lr, col0 + chunk * 64 + lc, x, y);
                 const int byte = (lr - half * span) * (int)sizeof(TO);

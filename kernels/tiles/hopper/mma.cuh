@@ -74,6 +74,10 @@ template <int N> struct accum_64xN {
         return 16 * warp + 8 * ((lane >> 3) & 1) + (lane & 7);
     }
     static __device__ __forceinline__ int stmatrix_col(int r, int lane) { return 8 * (r >> 2) + 8 * (lane >> 4); }
+    /* The same matrices stored transposed (stmatrix_x4_trans): this lane addresses the 8 rows from stmatrix_row(lane,
+     * warp) - lane % 8 of column stmatrix_col(r, lane) + lane % 8. */
+    static __device__ __forceinline__ int stmatrix_trans_col(int r, int lane) { return stmatrix_col(r, lane) + (lane & 7); }
+    static __device__ __forceinline__ int stmatrix_trans_row(int lane, int warp) { return 16 * warp + 8 * ((lane >> 3) & 1); }
 };
 
 /* A warp stores four 8 x 8 matrices of 16-bit elements: lane t holds elements (t / 4, 2 (t % 4) .. + 1) of matrix q in
@@ -82,6 +86,13 @@ __device__ __forceinline__ void stmatrix_x4(void *row, const uint32_t (&w)[4])
 {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row)), "r"(w[0]),
                  "r"(w[1]), "r"(w[2]), "r"(w[3])
+                 : "memory");
+}
+/* The same, each matrix transposed: the 16 bytes at the address lane 8 q + i gives hold column i of matrix q. */
+__device__ __forceinline__ void stmatrix_x4_trans(void *row, const uint32_t (&w)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row)),
+                 "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                  : "memory");
 }
 
