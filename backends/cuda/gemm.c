@@ -17,7 +17,7 @@ typedef struct hk_gemm_shape {
     unsigned smem;
 } hk_gemm_shape;
 #define HK_GEMM_SHAPE_INFO(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                              \
-    {#id, #suffix, bm, bn, cluster, persist, swap, lay, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, HK_GEMM_REG_STORE(persist, swap))},
+    {#id, #suffix, bm, bn, cluster, persist, swap, lay, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap)},
 static const hk_gemm_shape hk_gemm_shapes[HK_GEMM_NSHAPES] = {HK_GEMM_SHAPES(HK_GEMM_SHAPE_INFO)};
 #undef HK_GEMM_SHAPE_INFO
 

@@ -74,9 +74,11 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool
     static constexpr int producer_regs = consumers == 2 ? 40 : consumers == 3 && BN == 128 ? 32 : 0;
     static_assert(!consumer_regs || 128 * producer_regs + 128 * consumers * consumer_regs <= 65536, "64 Ki registers");
     static constexpr uint32_t a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
-    static constexpr uint32_t epi_bytes = reg_store ? 0 : 2 * 64 * 128; /* per consumer: two store buffers */
-    static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, reg_store);
+    static constexpr int epi_bufs = HK_GEMM_EPI_BUFS(BM, BN, STAGES, PERSIST, SWAP);
+    static constexpr uint32_t epi_bytes = epi_bufs * 64 * 128; /* per consumer */
+    static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, PERSIST, SWAP);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
+    static_assert(smem_bytes <= HK_GEMM_SMEM_LIMIT, "shared memory");
     static_assert(CLUSTER == 1 || (!PERSIST && CLUSTER == 2), "split K pairs the CTAs of a cluster");
     static_assert(!POOL || (CLUSTER == 1 && !PERSIST && !SWAP), "pooled: one unit per CTA, D not transposed");
 };
@@ -151,10 +153,10 @@ __device__ __forceinline__ void gemm_epilogue(accum_64xN<BN> &acc, const gemm_pa
 }
 
 /* The staging protocol of both TMA epilogues: the warpgroup's result leaves in pieces of at most 64 rows x 128
- * bytes through its two 8 KiB buffers in turn. Every thread writes its part of piece j with fill(buf, j), then
+ * bytes through its Bufs buffers of 8 KiB in turn. Every thread writes its part of piece j with fill(buf, j), then
  * one thread stores the box with store(buf, j); a buffer is refilled only once its previous store has read
  * it, so writing one piece overlaps the store of the one before. Pieces with skip(j) are not written. */
-template <int Pieces, class Skip, class Fill, class Store>
+template <int Pieces, int Bufs, class Skip, class Fill, class Store>
 __device__ __forceinline__ void gemm_staged_stores(uint8_t *stage, int slab, Skip skip, Fill fill, Store store)
 {
     const bool leader = thread() % 128 == 0;
@@ -164,9 +166,9 @@ __device__ __forceinline__ void gemm_staged_stores(uint8_t *stage, int slab, Ski
 #pragma unroll
     for (int j = 0; j < Pieces; ++j) {
         if (skip(j)) continue;
-        uint8_t *buf = stage + (issued % 2) * (64 * 128);
-        if (issued >= 2) {
-            if (leader) tma_store_wait_read<1>();
+        uint8_t *buf = stage + (issued % Bufs) * (64 * 128);
+        if (issued >= Bufs) {
+            if (leader) tma_store_wait_read<Bufs - 1>();
             named_barrier_sync(1 + slab, 128);
         }
         fill(buf, j);
@@ -185,53 +187,79 @@ __device__ __forceinline__ void gemm_staged_stores(uint8_t *stage, int slab, Ski
  * whole 16-byte groups). Registers [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168,
  * 208) are one more box of exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes),
  * since a whole-chunk box would overwrite the next tile (from registers they cost 5-10%: bench/NOTES.md run 11). */
+template <class TO, int BN> struct gemm_pieces {
+    static constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2, tail = BN - chunks * cols;
+    static constexpr int count = chunks + (tail ? 1 : 0);
+};
+
+/* Piece j of a warpgroup's tile at (row0, col0), staged at buf: column chunk j through map_d, the tail through map_t. */
 template <class TO, int BN>
+__device__ __forceinline__ void gemm_store_piece(const CUtensorMap *map_d, const CUtensorMap *map_t, const uint8_t *buf,
+                                                 int j, int row0, int col0)
+{
+    using pc = gemm_pieces<TO, BN>;
+    tma_store_2d(j == pc::chunks ? map_t : map_d, buf, col0 + j * pc::cols, row0);
+}
+
+/* Lazy: stage every piece (Bufs >= pieces) and return; the caller issues the stores (gemm_store_piece, buffer j
+ * for piece j) while its next tile's k-loop runs. */
+template <class TO, int BN, int Bufs, bool Lazy = false>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
                                                   int r0, int r1)
 {
     using acc_t = accum_64xN<BN>;
-    constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2, tail = BN - chunks * cols;
+    using pc = gemm_pieces<TO, BN>;
+    constexpr int cols = pc::cols, chunks = pc::chunks, regs = pc::regs, tail = pc::tail;
     const int ln = lane(), wp = warp() % 4;
     auto pair = [&](int r, float &x, float &y) { /* registers r, r + 1, scaled */
         x = acc.v[r];
         y = acc.v[r + 1];
         gemm_scale_pair<TO, false>(p, row0 + acc_t::row(r, ln, wp), col0 + acc_t::col(r, ln), x, y);
     };
-    gemm_staged_stores<chunks + (tail ? 1 : 0)>(
-        stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; },
-        [&](uint8_t *buf, int j) {
-            const bool last = j == chunks; /* the tail box */
-            if constexpr (sizeof(TO) == 2) {
-                if (!last) { /* 16 columns per stmatrix: a quarter of the shared stores of pairs */
+    auto fill = [&](uint8_t *buf, int j) {
+        const bool last = j == chunks; /* the tail box */
+        if constexpr (sizeof(TO) == 2) {
+            if (!last) { /* 16 columns per stmatrix: a quarter of the shared stores of pairs */
 #pragma unroll
-                    for (int i = 0; i < regs; i += 8) {
-                        const int r = j * regs + i;
-                        uint32_t w[4];
+                for (int i = 0; i < regs; i += 8) {
+                    const int r = j * regs + i;
+                    uint32_t w[4];
 #pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            float x, y;
-                            pair(r + 2 * q, x, y);
-                            w[q] = pack_pair<TO>(x, y);
-                        }
-                        const int lc = acc_t::stmatrix_col(r, ln) - j * cols;
-                        stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, wp), lc * 2), w);
+                    for (int q = 0; q < 4; ++q) {
+                        float x, y;
+                        pair(r + 2 * q, x, y);
+                        w[q] = pack_pair<TO>(x, y);
                     }
-                    return;
+                    const int lc = acc_t::stmatrix_col(r, ln) - j * cols;
+                    stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, wp), lc * 2), w);
                 }
+                return;
             }
+        }
 #pragma unroll
-            for (int i = 0; i < (last ? tail / 2 : regs); i += 2) {
-                const int r = j * regs + i;
-                const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
-                float x, y;
-                pair(r, x, y);
-                const uint32_t off =
-                    last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
-                store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
-            }
-        },
-        [&](uint8_t *buf, int j) { tma_store_2d(j == chunks ? map_t : map_d, buf, col0 + j * cols, row0); });
+        for (int i = 0; i < (last ? tail / 2 : regs); i += 2) {
+            const int r = j * regs + i;
+            const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
+            float x, y;
+            pair(r, x, y);
+            const uint32_t off = last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
+            store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
+        }
+    };
+    if constexpr (Lazy) {
+        static_assert(pc::count <= Bufs, "a buffer per piece");
+        if (thread() % 128 == 0) tma_store_wait_read<0>(); /* the previous tile's stores have left the buffers */
+        named_barrier_sync(1 + slab, 128);
+#pragma unroll
+        for (int j = 0; j < pc::count; ++j) fill(stage + j * (64 * 128), j);
+        fence_proxy_async();
+        named_barrier_sync(1 + slab, 128);
+    } else {
+        gemm_staged_stores<pc::count, Bufs>(
+            stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; }, fill,
+            [&](uint8_t *buf, int j) { gemm_store_piece<TO, BN>(map_d, map_t, buf, j, row0, col0); });
+    }
 }
 
 /* The swapped shapes' TMA epilogue: the warpgroup's 64 x BN block of D^T is D's BN rows x 64 columns from
@@ -239,14 +267,14 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
  * swizzled buffer: 16-bit outputs 16 x 16 per stmatrix (transposing), else a register pair (two of D's rows)
  * becomes two 4-byte stores. D rows past the tile's last whole 64 go through map_t, whose box has just that many
  * rows. */
-template <class TO, int BN>
+template <class TO, int BN, int Bufs>
 __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                     const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0)
 {
     using acc_t = accum_64xN<BN>;
     constexpr int span = 128 / sizeof(TO), halves = 64 / span, pieces = (BN + 63) / 64 * halves;
     const int ln = lane(), wp = warp() % 4;
-    gemm_staged_stores<pieces>(
+    gemm_staged_stores<pieces, Bufs>(
         stage, slab, [](int) { return false; },
         [&](uint8_t *buf, int j) {
             const int chunk = j / halves, half = j % halves; /* D rows 64 chunk.., D columns span half.. */
@@ -574,6 +602,26 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto release = [&](int st) {
         if (arriver) empty[st].arrive();
     };
+    /* Lazy stores (gemm.h; a buffer per piece): the last tile's pieces, staged, leave one per k-block of the next
+     * unit, so the CTAs' stores do not all meet their next tiles' loads at every round's end */
+    using pieces = gemm_pieces<TO, bn>;
+    constexpr bool lazy = HK_GEMM_LAZY(bn, S::persist, S::swap) && pieces::count <= S::epi_bufs;
+    int lazy_left = 0, lazy_row0 = 0, lazy_col0 = 0;
+    auto store_next = [&]() {
+        if constexpr (lazy) {
+            if (lazy_left > 0) {
+                const int j = pieces::count - lazy_left;
+                if (thread() % 128 == 0) {
+                    gemm_store_piece<TO, bn>(map_d, map_t, epi + j * (64 * 128), j, lazy_row0, lazy_col0);
+                    tma_store_commit();
+                }
+                --lazy_left;
+            }
+        }
+    };
+    auto store_all = [&]() {
+        while (lazy_left > 0) store_next();
+    };
     acc_t acc;
     int s = 0;
     uint32_t phase = 0;
@@ -586,6 +634,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
                 release(s);
+                store_next();
                 if (++s == stages) { s = 0; phase ^= 1; }
             }
             continue;
@@ -599,6 +648,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 full[s].wait(phase);
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(prod, sa + slab * 8192, sa + S::a_bytes, true);
+                store_next();
                 const int used = s;
                 if (++s == stages) { s = 0; phase ^= 1; }
                 return used;
@@ -648,6 +698,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
                 wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
                 if (prev >= 0) release(prev);
+                store_next();
                 prev = s;
                 if (++s == stages) { s = 0; phase ^= 1; }
             }
@@ -668,11 +719,21 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             if (!p.tma_store)
                 gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
             else if constexpr (S::swap)
-                gemm_epilogue_tma_t<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
-            else
-                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+                gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
+            else if constexpr (lazy) {
+                store_all(); /* K of fewer k-blocks than pieces */
+                lazy_row0 = tm * bm + slab * 64;
+                lazy_col0 = tn * bn;
+                gemm_epilogue_tma<TO, bn, S::epi_bufs, true>(acc, p, map_d, map_t, epi, slab, lazy_row0, lazy_col0, 0,
+                                                             acc_t::regs);
+                lazy_left = pieces::count;
+            } else {
+                gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0,
+                                                       acc_t::regs);
+            }
         }
     }
+    store_all();
     if constexpr (!S::persist) {
         /* split K in a cluster: the two CTAs of the tile each finish one half of its columns */
         int r0 = 0, r1 = acc_t::regs;
@@ -690,7 +751,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             if constexpr (S::swap)
                 gemm_epilogue<TO, true, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
             else if (p.tma_store && (r1 - r0) % chunk_regs == 0)
-                gemm_epilogue_tma<TO, bn>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, r0, r1);
+                gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, r0, r1);
             else
                 gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
         }

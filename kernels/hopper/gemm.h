@@ -58,7 +58,7 @@
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
     X(P320, _n320, 128, 320, 3, 1, 1, 0, 0, 0)                                                                  \
-    X(P256, , 128, 256, 4, 1, 1, 0, 0, 0)                                                                       \
+    X(P256, , 128, 256, 3, 1, 1, 0, 0, 0)                                                                       \
     X(P208, _n208, 128, 208, 4, 1, 1, 0, 1, 0)                                                                  \
     X(P192, _n192, 128, 192, 4, 1, 1, 0, 0, 0)                                                                  \
     X(P168, _n168, 128, 168, 4, 1, 1, 0, 1, 0)                                                                  \
@@ -366,12 +366,25 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
 
 /* Threads: a producer warpgroup and one consumer warpgroup per 64 tile rows. */
 #define HK_GEMM_THREADS(bm) (128 + 2 * (bm))
-/* Ring stages of A (bm rows) and B (bn rows), 128 bytes each; per consumer warpgroup 16 KiB of epilogue
- * staging for the TMA store (not for reg_store shapes, the one-tile swapped ones, which store from registers);
- * 1 KiB alignment slack. */
+/* Ring stages of A (bm rows) and B (bn rows), 128 bytes each; per consumer warpgroup HK_GEMM_EPI_BUFS buffers of
+ * 8 KiB (64 rows x 128 bytes) staging the TMA stores of D (none for reg_store shapes, the one-tile swapped ones, which
+ * store from registers); 1 KiB alignment slack. */
 #define HK_GEMM_REG_STORE(persist, swap) ((swap) && !(persist))
-#define HK_GEMM_SHARED_BYTES(bm, bn, stages, reg_store)                                                          \
-    ((stages) * ((bm) + (bn)) * 128 + ((reg_store) ? 0 : (bm) / 64 * 16384) + 1024)
+#define HK_GEMM_SMEM_LIMIT 232448 /* dynamic shared memory per CTA on sm_90 (227 KiB) */
+/* Lazy stores: where a persistent 256-wide tile's pieces all fit its store buffers, the consumer stages them at once
+ * and issues their stores one per k-block of its next tile (gemm.cu) instead of all CTAs storing together at the end of
+ * every round (H200: +1-1.4% on P256's multi-round shapes; on P96 they cost 3-5% at 1152^3 and 1216^3, elsewhere +-0.5%:
+ * bench/NOTES.md). Store buffers per consumer: lazy shapes take what the ring leaves of the limit, up to 8; others 2. */
+#define HK_GEMM_LAZY(bn, persist, swap) ((persist) && !(swap) && (bn) == 256)
+#define HK_GEMM_EPI_FIT(bm, bn, stages)                                                                               \
+    ((HK_GEMM_SMEM_LIMIT - 1024 - (stages) * ((bm) + (bn)) * 128) / ((bm) / 64 * 8192))
+#define HK_GEMM_EPI_BUFS(bm, bn, stages, persist, swap)                                                               \
+    (HK_GEMM_REG_STORE(persist, swap)                                   ? 0                                            \
+     : !HK_GEMM_LAZY(bn, persist, swap) || HK_GEMM_EPI_FIT(bm, bn, stages) < 2 ? 2                                    \
+     : HK_GEMM_EPI_FIT(bm, bn, stages) > 8                             ? 8                                            \
+                                                                       : HK_GEMM_EPI_FIT(bm, bn, stages))
+#define HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap)                                                           \
+    ((stages) * ((bm) + (bn)) * 128 + (bm) / 64 * HK_GEMM_EPI_BUFS(bm, bn, stages, persist, swap) * 8192 + 1024)
 /* Columns per TMA box of a tile `cols` wide of an M/N-contiguous operand: 64 (rows of 128 bytes, 128-byte
  * swizzle), or 32 (64 bytes, 64-byte swizzle) where the width is 32 past a multiple of 64. */
 #define HK_GEMM_MN_BOX(cols) ((cols) % 64 ? 32 : 64)
