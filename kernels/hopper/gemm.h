@@ -349,7 +349,10 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
             if (p96_tn && tiles128 <= sms && 3 * tiles128 >= 2 * sms)
                 continue;
             int64_t cost = hk_gemm_cdiv(tiles, sms) * (bm / 64) * bn * per_mille;
-            if (p96_tn)
+            /* one round of 128 x 256 tiles costs 1/8 more: P128 in two rounds beat it by 2-6% in every layout (bf16
+             * 2048^2 x 2048-4096, 1792 x 2304 x 2048, 1792^3; e4m3 2048^2 x 1024-4096), level at e4m3 2048^2 x 8192 and
+             * 4096 x 1024 x 4096 (twenty-fourth session) */
+            if (p96_tn || (id == HK_GEMM_P256 && tiles <= sms))
                 cost += cost / 8;
             if (cost < best_cost) {
                 best_cost = cost;
