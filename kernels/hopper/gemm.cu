@@ -182,11 +182,8 @@ __device__ __forceinline__ void gemm_staged_stores(uint8_t *stage, int slab, Ski
     }
 }
 
-/* Same result as gemm_epilogue through TMA stores, a piece per 128-byte-wide column chunk, staged swizzled
- * (conflict-free); TMA clips each box to m x n (exactly, because the host picks TMA stores only when n fills
- * whole 16-byte groups). Registers [r0, r1) only. The columns past the last whole chunk (BN = 96, 144, 168,
- * 208) are one more box of exactly their width through map_t, unswizzled (rows of tail * sizeof(TO) bytes),
- * since a whole-chunk box would overwrite the next tile (from registers they cost 5-10%: bench/NOTES.md run 11). */
+/* The pieces of a warpgroup's 64 x BN tile of D for the TMA epilogue: column chunks of 128 bytes, then the columns
+ * past the last whole chunk (the tail: BN = 96, 144, 168, 208). */
 template <class TO, int BN> struct gemm_pieces {
     static constexpr int cols = 128 / sizeof(TO), chunks = BN / cols, regs = cols / 2, tail = BN - chunks * cols;
     static constexpr int count = chunks + (tail ? 1 : 0);
@@ -201,8 +198,12 @@ __device__ __forceinline__ void gemm_store_piece(const CUtensorMap *map_d, const
     tma_store_2d(j == pc::chunks ? map_t : map_d, buf, col0 + j * pc::cols, row0);
 }
 
-/* Lazy: stage every piece (Bufs >= pieces) and return; the caller issues the stores (gemm_store_piece, buffer j
- * for piece j) while its next tile's k-loop runs. */
+/* Same result as gemm_epilogue through TMA stores, a piece per 128-byte-wide column chunk, staged swizzled
+ * (conflict-free); TMA clips each box to m x n (exactly, because the host picks TMA stores only when n fills
+ * whole 16-byte groups). Registers [r0, r1) only. The tail is one more box of exactly its width through map_t,
+ * unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box would overwrite the next tile (from
+ * registers they cost 5-10%: bench/NOTES.md run 11). Lazy: stage every piece (Bufs >= pieces) and return; the
+ * caller issues the stores (gemm_store_piece, buffer j for piece j) while its next tile's k-loop runs. */
 template <class TO, int BN, int Bufs, bool Lazy = false>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
