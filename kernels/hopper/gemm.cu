@@ -137,6 +137,30 @@ __device__ __forceinline__ void gemm_store_pair(const gemm_params &p, int row, i
     }
 }
 
+/* Registers r, r + 1 of a warpgroup's accumulator at (row0, col0), scaled (gemm_scale_pair) where they lie. */
+template <class TO, bool SWAP, int BN>
+__device__ __forceinline__ void gemm_scaled_regs(const accum_64xN<BN> &acc, const gemm_params &p, int r, int row0, int col0,
+                                                 float &x, float &y)
+{
+    x = acc.v[r];
+    y = acc.v[r + 1];
+    gemm_scale_pair<TO, SWAP>(p, row0 + accum_64xN<BN>::row(r, lane(), warp() % 4), col0 + accum_64xN<BN>::col(r, lane()),
+                              x, y);
+}
+
+/* Registers [r, r + 8) the same, packed for stmatrix_x4 (word q: registers r + 2q, r + 2q + 1; 16-bit TO). */
+template <class TO, bool SWAP, int BN>
+__device__ __forceinline__ void gemm_scaled_words(const accum_64xN<BN> &acc, const gemm_params &p, int r, int row0, int col0,
+                                                  uint32_t (&w)[4])
+{
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        float x, y;
+        gemm_scaled_regs<TO, SWAP>(acc, p, r + 2 * q, row0, col0, x, y);
+        w[q] = pack_pair<TO>(x, y);
+    }
+}
+
 /* Write one warpgroup's 64 x BN accumulator at (row0, col0) from registers, masked to m x n; only
  * registers [r0, r1) (a column slice: 4 registers per 8 columns). */
 template <class TO, bool SWAP, int BN>
@@ -213,11 +237,6 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
     using pc = gemm_pieces<TO, BN>;
     constexpr int cols = pc::cols, chunks = pc::chunks, regs = pc::regs, tail = pc::tail;
     const int ln = lane(), wp = warp() % 4;
-    auto pair = [&](int r, float &x, float &y) { /* registers r, r + 1, scaled */
-        x = acc.v[r];
-        y = acc.v[r + 1];
-        gemm_scale_pair<TO, false>(p, row0 + acc_t::row(r, ln, wp), col0 + acc_t::col(r, ln), x, y);
-    };
     auto fill = [&](uint8_t *buf, int j) {
         const bool last = j == chunks; /* the tail box */
         if constexpr (sizeof(TO) == 2) {
@@ -226,12 +245,7 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
                 for (int i = 0; i < regs; i += 8) {
                     const int r = j * regs + i;
                     uint32_t w[4];
-#pragma unroll
-                    for (int q = 0; q < 4; ++q) {
-                        float x, y;
-                        pair(r + 2 * q, x, y);
-                        w[q] = pack_pair<TO>(x, y);
-                    }
+                    gemm_scaled_words<TO, false>(acc, p, r, row0, col0, w);
                     const int lc = acc_t::stmatrix_col(r, ln) - j * cols;
                     stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, wp), lc * 2), w);
                 }
@@ -243,7 +257,7 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
             const int r = j * regs + i;
             const int lr = acc_t::row(r, ln, wp), lc = acc_t::col(r, ln) - j * cols;
             float x, y;
-            pair(r, x, y);
+            gemm_scaled_regs<TO, false>(acc, p, r, row0, col0, x, y);
             const uint32_t off = last ? lr * (tail * sizeof(TO)) + lc * sizeof(TO) : sw128_offset(lr, lc * sizeof(TO));
             store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
         }
@@ -288,13 +302,7 @@ __device__ __forceinline__ void gemm_epilogue_tma_t(accum_64xN<BN> &acc, const g
 #pragma unroll
                 for (int r = first; r < paired; r += 8) {
                     uint32_t w[4];
-#pragma unroll
-                    for (int q = 0; q < 4; ++q) {
-                        float x = acc.v[r + 2 * q], y = acc.v[r + 2 * q + 1];
-                        gemm_scale_pair<TO, true>(p, row0 + acc_t::row(r + 2 * q, ln, wp), col0 + acc_t::col(r + 2 * q, ln),
-                                                  x, y);
-                        w[q] = pack_pair<TO>(x, y);
-                    }
+                    gemm_scaled_words<TO, true>(acc, p, r, row0, col0, w);
                     const int lc = acc_t::stmatrix_trans_col(r, ln) - chunk * 64;
                     stmatrix_x4_trans(buf + sw128_offset(lc, acc_t::stmatrix_trans_row(ln, wp) * 2), w);
                 }
