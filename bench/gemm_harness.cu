@@ -72,7 +72,7 @@ struct shape_info {
 #define HK_SUM_0(suffix) {}
 #define HK_SUM_1(suffix) {hk_gemm_sm90_pooled_sum_bf16##suffix, hk_gemm_sm90_pooled_sum_f32##suffix, hk_gemm_sm90_pooled_sum_f16##suffix}
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                          \
-    {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap), \
+    {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap),                     \
      HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix), HK_SUM_##pool(suffix)},
 /* experiments: X(id, bm, bn, stages, cluster, swap, pool), one tile per CTA, bf16 nt -> bf16 and e4m3 nt -> bf16
  * (pooled ones with a bf16 sum kernel); none at present (bench/NOTES.md lists those measured and dropped) */
@@ -88,7 +88,7 @@ struct shape_info {
     HK_EXP_SUM_KERNEL_##pool(id)
 HK_EXPERIMENTS(HK_EXP_KERNEL)
 #define HK_EXP(id, bm, bn, stages, cluster, swap, pool)                                                           \
-    {#id, bm, bn, cluster, 0, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, 0, swap),       \
+    {#id, bm, bn, cluster, 0, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, 0, swap),                          \
      {{}, {hk_gemm_x_##id, nullptr, nullptr}, {}, {}}, {hk_gemm_x8_##id, nullptr}, HK_EXP_SUM_##pool(id)},
 static const shape_info all_shapes[] = {HK_GEMM_SHAPES(HK_SHAPE) HK_EXPERIMENTS(HK_EXP)};
 #define HK_ID(id, ...) id,
