@@ -637,7 +637,26 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     int tile = 0, tm = 0, tn = 0, part = 0;
     bool live = false;
     int kb0, kb1;
-    for (int i = 0; unit_at(i, tile, tm, tn, part, kb0, kb1); ++i) {
+    /* The next unit is located while this one's first k-block multiplies: between the epilogue and the next k-loop its
+     * divisions (all consumer warps at once) held the tensor cores idle ~1300 cycles per tile (H200 trace,
+     * bench/NOTES.md). Persistent shapes with 16-bit operands and accumulators of up to 128 registers only: the fp8
+     * kernels' fp32-accumulated path lost 10% with it (cause not found), and P320's 160 accumulator registers leave
+     * none to carry it (ptxas then waits on the wgmma); those kernels compile to the plain loop below, and a unit whose
+     * k-loop did not locate the next one leaves it to the loop's head. */
+    constexpr bool locate_early = S::persist && sizeof(T) == 2 && acc_t::regs <= 128;
+    int next_tile = 0, next_tm = 0, next_tn = 0, next_part = 0, next_kb0 = 0, next_kb1 = 0;
+    bool located = false, more = false;
+    auto unit_next = [&](int i) {
+        if constexpr (locate_early) {
+            if (located) {
+                located = false;
+                tile = next_tile, tm = next_tm, tn = next_tn, part = next_part, kb0 = next_kb0, kb1 = next_kb1;
+                return more;
+            }
+        }
+        return unit_at(i, tile, tm, tn, part, kb0, kb1);
+    };
+    for (int i = 0; locate_early ? unit_next(i) : unit_at(i, tile, tm, tn, part, kb0, kb1); ++i) {
         live = tm * bm + slab * 64 < p.m;
         if (!live) { /* rows past m: pass the stages through */
             for (int kb = kb0; kb < kb1; ++kb) {
@@ -705,6 +724,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 if (kb == kb0) HK_GEMM_TRACE_AT(4, 128);
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
+                if constexpr (locate_early) {
+                    if (!located) {
+                        more = unit_at(i + 1, next_tile, next_tm, next_tn, next_part, next_kb0, next_kb1);
+                        located = true;
+                    }
+                }
                 wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
                 if (prev >= 0) release(prev);
                 store_next();
