@@ -264,6 +264,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     memset(&p, 0, sizeof p);
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
+    hk_gemm_set_walk(&p, (int)hk_gemm_cdiv(km, sh.bm), (int)hk_gemm_cdiv(kn, sh.bn));
     const size_t eo = dsize(q.out);
     p.split = run_split(sh, c);
     const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */
@@ -875,12 +876,15 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             for (int i = 0; i < ctas; ++i) order[i] = i;
             auto kloop = [&](int i) { return at(i, 1) - at(i, 0); };
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
+            gemm_params walk{};
+            walk.group_m = c.group_m;
+            hk_gemm_set_walk(&walk, (int)hk_gemm_cdiv(m, sh.bm), (int)hk_gemm_cdiv(n, sh.bn));
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
                 for (int j = 0; j < std::min(ctas, 8); ++j) {
                     const int i = order[end ? ctas - 1 - j : j];
                     int tm, tn;
-                    gemm_tile(tile_of(i), (int)hk_gemm_cdiv(m, sh.bm), (int)hk_gemm_cdiv(n, sh.bn), c.group_m, tm, tn);
+                    gemm_tile(tile_of(i), (int)hk_gemm_cdiv(m, sh.bm), walk, tm, tn);
                     printf(" %llu:%.2f:%d,%d", at(i, 3), kloop(i) / 1e3, tm, tn);
                 }
                 printf("\n");

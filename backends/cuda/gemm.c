@@ -216,6 +216,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .beta = a->beta,
         .workspace = pooled ? a->workspace : NULL,
     };
+    hk_gemm_set_walk(&p, (int32_t)hk_gemm_cdiv(km, sh->bm), (int32_t)hk_gemm_cdiv(kn, sh->bn));
     p.vec2 = !sh->swap && a->ldd % 2 == 0 && a->n % 2 == 0 && ((uintptr_t)a->d % (2 * eo)) == 0 &&
              (!a->c || (a->ldc % 2 == 0 && (uintptr_t)a->c % (2 * eo) == 0));
     if (p.tma_store) {

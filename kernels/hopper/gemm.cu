@@ -87,16 +87,33 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
-/* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the
- * CTAs running at once share A rows and B columns in L2. (Host too: the harness's trace names CTAs' tiles.) */
-__host__ __device__ __forceinline__ void gemm_tile(int t, int tiles_m, int tiles_n, int group_m, int &tm, int &tn)
+/* n / d and n % d for n >= 0 through rcp, d's float reciprocal: the quotient is within one of the truth for n < 2^22
+ * (float's 24 bits, three roundings) and corrected once; a plain division above. */
+__host__ __device__ __forceinline__ int gemm_quot(int n, int d, float rcp, int &rem)
 {
-    const int group = group_m * tiles_n;
-    const int first = (t / group) * group_m;
-    const int rows = tiles_m - first < group_m ? tiles_m - first : group_m;
-    const int r = t % group;
-    tm = first + r % rows;
-    tn = r / rows;
+    if (n >= 1 << 22) {
+        rem = n % d;
+        return n / d;
+    }
+    int q = (int)((float)n * rcp);
+    rem = n - q * d;
+    if (rem < 0) --q, rem += d;
+    else if (rem >= d) ++q, rem -= d;
+    return q;
+}
+
+/* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the CTAs running at
+ * once share A rows and B columns in L2. The divisors and their reciprocals come with the parameters
+ * (hk_gemm_set_walk): as run-time signed divisions, the walk cost ~130 instructions per unit on every consumer warp,
+ * between a tile's epilogue and the next one's first k-block (bench/NOTES.md, twenty-fifth session). (Host too: the
+ * harness's trace names CTAs' tiles.) */
+__host__ __device__ __forceinline__ void gemm_tile(int t, int tiles_m, const gemm_params &p, int &tm, int &tn)
+{
+    int r, row;
+    const int first = gemm_quot(t, p.walk_group, p.walk_rcp[0], r) * p.group_m;
+    tn = tiles_m - first < p.group_m ? gemm_quot(r, p.walk_last_rows, p.walk_rcp[2], row)
+                                     : gemm_quot(r, p.group_m, p.walk_rcp[1], row);
+    tm = first + row;
 }
 
 /* Element (row, col) of the kernel's m x n result: its address in D (or C) of pitch ld. Swapped shapes
@@ -434,7 +451,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     const int tile = block_x() / (strips * S::consumers), slab = block_x() / strips % S::consumers,
               strip = block_x() % strips;
     int tm, tn;
-    gemm_tile(tile, (p.m + S::bm - 1) / S::bm, (p.n + S::bn - 1) / S::bn, p.group_m, tm, tn);
+    gemm_tile(tile, (p.m + S::bm - 1) / S::bm, p, tm, tn);
     const int row0 = tm * S::bm + slab * 64;
     if (row0 >= p.m) return; /* its warpgroup had no rows and parked nothing */
     grid_dependency_wait();
@@ -524,14 +541,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     const int finale_tiles = parts ? (int)hk_gemm_finale_tiles(count, step) : 0, whole = units - finale_tiles;
     auto unit_of = [&](int u, int &tile, int &tm, int &tn, int &part, int &kb0, int &kb1) {
         if (split == 1) { /* no divisions on the unsplit path: they delay the first load of small problems */
-            gemm_tile(tile = u, tiles_m, tiles_n, p.group_m, tm, tn);
+            gemm_tile(tile = u, tiles_m, p, tm, tn);
             part = kb0 = 0;
             kb1 = kblocks;
             return;
         }
         tile = S::pool ? u % count : u / split;
         part = S::pool ? u / count : u % split;
-        gemm_tile(tile, tiles_m, tiles_n, p.group_m, tm, tn);
+        gemm_tile(tile, tiles_m, p, tm, tn);
         kb0 = part * kblocks / split;
         kb1 = (part + 1) * kblocks / split;
     };
@@ -545,7 +562,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         if constexpr (S::persist) {
             if (u - whole < finale_tiles * parts) {
                 part = (u - whole) / finale_tiles;
-                gemm_tile(tile = u - part * finale_tiles, tiles_m, tiles_n, p.group_m, tm, tn);
+                gemm_tile(tile = u - part * finale_tiles, tiles_m, p, tm, tn);
                 kb0 = part * kblocks / parts;
                 kb1 = (part + 1) * kblocks / parts;
                 return true;

@@ -429,7 +429,20 @@ typedef struct hk_gemm_params {
     float beta;
     void *workspace;   /* pooled split: a slot of bm x bn floats per part per tile; the finale's counters and slots */
     int32_t finale;    /* persistent shapes: parts of K per tile of the walk's last two rounds (0: no finale) */
-    int32_t pad;
+    int32_t walk_group;     /* the tile walk's divisors (hk_gemm_set_walk): group_m x tiles_n tiles per group, */
+    int32_t walk_last_rows; /* the last group's tile rows, */
+    float walk_rcp[3];      /* and the reciprocals of walk_group, group_m and walk_last_rows */
 } hk_gemm_params;
+
+/* The kernels walk tiles in groups of group_m tile rows (gemm.cu gemm_tile_order). Its divisors' reciprocals are
+ * computed here once (float, correctly rounded), so that a kernel divides by a multiply and one correction. */
+static inline void hk_gemm_set_walk(hk_gemm_params *p, int32_t tiles_m, int32_t tiles_n)
+{
+    p->walk_group = p->group_m * tiles_n;
+    p->walk_last_rows = tiles_m % p->group_m ? tiles_m % p->group_m : p->group_m;
+    p->walk_rcp[0] = 1.0f / (float)p->walk_group;
+    p->walk_rcp[1] = 1.0f / (float)p->group_m;
+    p->walk_rcp[2] = 1.0f / (float)p->walk_last_rows;
+}
 
 #endif
