@@ -656,11 +656,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     int kb0, kb1;
     /* The next unit is located while this one's first k-block multiplies: between the epilogue and the next k-loop its
      * divisions (all consumer warps at once) held the tensor cores idle ~1300 cycles per tile (H200 trace,
-     * bench/NOTES.md). Persistent shapes with 16-bit operands and accumulators of up to 128 registers only: the fp8
-     * kernels' fp32-accumulated path lost 10% with it (cause not found), and P320's 160 accumulator registers leave
-     * none to carry it (ptxas then waits on the wgmma); those kernels compile to the plain loop below, and a unit whose
-     * k-loop did not locate the next one leaves it to the loop's head. */
-    constexpr bool locate_early = S::persist && sizeof(T) == 2 && acc_t::regs <= 128;
+     * bench/NOTES.md, twenty-fifth session). Persistent shapes with accumulators of up to 128 registers and, for fp8,
+     * two consumers: with three (setmaxnreg 160) the fp32-accumulated path lost 1% (with run-time divisions 10%:
+     * the located unit took the uniform registers of its wgmma descriptors), and P320's 160 accumulator registers
+     * leave none to carry it (ptxas then waits on the wgmma). Those kernels compile to the plain loop below, and a
+     * unit whose k-loop did not locate the next one leaves it to the loop's head. */
+    constexpr bool locate_early = S::persist && acc_t::regs <= 128 && (sizeof(T) == 2 || S::consumers == 2);
     int next_tile = 0, next_tm = 0, next_tn = 0, next_part = 0, next_kb0 = 0, next_kb1 = 0;
     bool located = false, more = false;
     auto unit_next = [&](int i) {
