@@ -35,8 +35,8 @@ summary=()
 t0=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader > $L/gpu.txt
 
-# Correctness, in parallel (CUDA context only: CI covers the CPU and emulator contexts). test_gemm's float64 oracles
-# keep one host core busy for ~5 minutes (312 s alone on the H200's host, nineteenth session): limits of 420 s.
+# Correctness, in parallel (CUDA context only: CI covers the CPU and emulator contexts). test_gemm is the longest
+# (~90 s alone on the H200's host since its oracle streams B, twenty-sixth session; 420 s before): limits of 420 s.
 for t in $F/tests/test_*; do
     n=${t##*/}
     (HK_TEST_CONTEXTS=cuda/sm_90a timeout 420 $t > $L/$n.log 2>&1
