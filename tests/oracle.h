@@ -20,7 +20,7 @@ uint8_t orc_nan_byte(hk_dtype t);
 
 /* ---------------------------------------------------------------- GEMM
  * d[m][n] = alpha * sum_k a[m][k] * b[k][n] + beta * c[m][n]; a is op(A) (m x k), b is op(B) (k x n), row-major
- * logical; c may be NULL (then it is not read). */
+ * logical; c may be NULL (then it is not read) and must not alias d. */
 void orc_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, const double *b, double beta,
               const double *c, double *d);
 

@@ -434,7 +434,7 @@ typedef struct hk_gemm_params {
     float walk_rcp[3];      /* and the reciprocals of walk_group, group_m and walk_last_rows */
 } hk_gemm_params;
 
-/* The kernels walk tiles in groups of group_m tile rows (gemm.cu gemm_tile_order). Its divisors' reciprocals are
+/* The kernels walk tiles in groups of group_m tile rows (gemm.cu gemm_tile). Its divisors' reciprocals are
  * computed here once (float, correctly rounded), so that a kernel divides by a multiply and one correction. */
 static inline void hk_gemm_set_walk(hk_gemm_params *p, int32_t tiles_m, int32_t tiles_n)
 {
