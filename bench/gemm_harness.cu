@@ -250,6 +250,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     kern_t k = pick(q.in, q.ta, q.tb, q.out, c.shape);
     if (!k) return false;
     const int km = sh.swap ? q.n : q.m, kn = sh.swap ? q.m : q.n;
+    const int tiles_m = (int)hk_gemm_cdiv(km, sh.bm), tiles_n = (int)hk_gemm_cdiv(kn, sh.bn);
     CUtensorMap ma, mb;
     if (q.k == 0) { /* no k-block is loaded: any valid map will do */
         ma = mb = make_map((const void *)((uintptr_t)q.d & ~uintptr_t(15)), E4M3, 128, 1, 128, 128, 1);
@@ -264,7 +265,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     memset(&p, 0, sizeof p);
     p.m = km; p.n = kn; p.k = q.k;
     p.group_m = c.group_m;
-    hk_gemm_set_walk(&p, (int)hk_gemm_cdiv(km, sh.bm), (int)hk_gemm_cdiv(kn, sh.bn));
+    hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.split = run_split(sh, c);
     const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */
@@ -281,7 +282,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     }
     p.promote = c.promote && q.in == E4M3;
     allow_shared((const void *)k, sh.smem);
-    const int tiles = ((km + sh.bm - 1) / sh.bm) * ((kn + sh.bn - 1) / sh.bn);
+    const int tiles = tiles_m * tiles_n;
     const int units = tiles * p.split;
     const int grid = sh.persist ? std::min(units, num_sms) : sh.cluster * ((units + sh.cluster - 1) / sh.cluster);
     if (c.finale && sh.persist && q.k > 0) { /* the finale: gemm.h's rule (-1) or forced parts (2, 3) */
@@ -876,15 +877,16 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             for (int i = 0; i < ctas; ++i) order[i] = i;
             auto kloop = [&](int i) { return at(i, 1) - at(i, 0); };
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
+            const int tiles_m = (int)hk_gemm_cdiv(sh.swap ? n : m, sh.bm); /* the kernel's m: swapped, the caller's n */
             gemm_params walk{};
             walk.group_m = c.group_m;
-            hk_gemm_set_walk(&walk, (int)hk_gemm_cdiv(m, sh.bm), (int)hk_gemm_cdiv(n, sh.bn));
+            hk_gemm_set_walk(&walk, tiles_m, (int)hk_gemm_cdiv(sh.swap ? m : n, sh.bn));
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
                 for (int j = 0; j < std::min(ctas, 8); ++j) {
                     const int i = order[end ? ctas - 1 - j : j];
                     int tm, tn;
-                    gemm_tile(tile_of(i), (int)hk_gemm_cdiv(m, sh.bm), walk, tm, tn);
+                    gemm_tile(tile_of(i), tiles_m, walk, tm, tn);
                     printf(" %llu:%.2f:%d,%d", at(i, 3), kloop(i) / 1e3, tm, tn);
                 }
                 printf("\n");

@@ -181,6 +181,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
 
     /* swapped: the kernel's A is op(B)^T (N x K) and its B is A^T (K-major), its m x n is the caller's n x m */
     const int64_t km = sh->swap ? a->n : a->m, kn = sh->swap ? a->m : a->n;
+    const int64_t tiles_m = hk_gemm_cdiv(km, sh->bm), tiles_n = hk_gemm_cdiv(kn, sh->bn);
     hk_cu_tensor_map map_a, map_b, map_d, map_t;
     hk_status st;
     if (a->k == 0) {
@@ -216,7 +217,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .beta = a->beta,
         .workspace = pooled ? a->workspace : NULL,
     };
-    hk_gemm_set_walk(&p, (int32_t)hk_gemm_cdiv(km, sh->bm), (int32_t)hk_gemm_cdiv(kn, sh->bn));
+    hk_gemm_set_walk(&p, (int32_t)tiles_m, (int32_t)tiles_n);
     p.vec2 = !sh->swap && a->ldd % 2 == 0 && a->n % 2 == 0 && ((uintptr_t)a->d % (2 * eo)) == 0 &&
              (!a->c || (a->ldc % 2 == 0 && (uintptr_t)a->c % (2 * eo) == 0));
     if (p.tma_store) {
@@ -232,7 +233,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     } else {
         map_d = map_t = map_a; /* unused */
     }
-    const int64_t tiles = hk_gemm_cdiv(km, sh->bm) * hk_gemm_cdiv(kn, sh->bn), ctas = hk_gemm_ctas(sh, tiles, split, sms);
+    const int64_t tiles = tiles_m * tiles_n, ctas = hk_gemm_ctas(sh, tiles, split, sms);
     /* the finale where the workspace holds it, its counters zeroed in stream order before the launch */
     const int32_t parts = hk_gemm_plan_finale(a, sh, tiles, ctas);
     const int64_t finale_tiles = hk_gemm_finale_tiles(tiles, ctas);
