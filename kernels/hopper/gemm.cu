@@ -239,13 +239,57 @@ __device__ __forceinline__ void gemm_store_piece(const CUtensorMap *map_d, const
     tma_store_2d(j == pc::chunks ? map_t : map_d, buf, col0 + j * pc::cols, row0);
 }
 
+/* A warpgroup's 64 x BN result for 16-bit D, scaled and packed as stmatrix_x4 takes it (words 4g .. 4g + 3 from
+ * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's first k-block is issued. */
+template <class TO, int BN> struct gemm_packed {
+    uint32_t w[accum_64xN<BN>::regs / 2];
+};
+template <class TO, int BN>
+__device__ __forceinline__ void gemm_pack(const accum_64xN<BN> &acc, const gemm_params &p, int row0, int col0,
+                                          gemm_packed<TO, BN> &out)
+{
+    if (p.alpha == 1.f && p.beta == 0.f) { /* D = A B, the usual call: the conversions alone */
+#pragma unroll
+        for (int r = 0; r < accum_64xN<BN>::regs; r += 2) out.w[r / 2] = pack_pair<TO>(acc.v[r], acc.v[r + 1]);
+        return;
+    }
+#pragma unroll
+    for (int r = 0; r < accum_64xN<BN>::regs; r += 8) {
+        uint32_t w[4];
+        gemm_scaled_words<TO, false>(acc, p, r, row0, col0, w);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) out.w[r / 2 + q] = w[q];
+    }
+}
+/* Stage packed pieces in the lazy epilogue's buffers, piece j in buffer j (column chunks only: BN a multiple of 64),
+ * once the stores of the tile before have read them. */
+template <class TO, int BN>
+__device__ __forceinline__ void gemm_stage_packed(const gemm_packed<TO, BN> &in, uint8_t *stage, int slab)
+{
+    using acc_t = accum_64xN<BN>;
+    using pc = gemm_pieces<TO, BN>;
+    static_assert(sizeof(TO) == 2 && pc::tail == 0, "16-bit column chunks");
+    const int ln = lane(), wp = warp() % 4;
+    if (thread() % 128 == 0) tma_store_wait_read<0>();
+    named_barrier_sync(1 + slab, 128);
+#pragma unroll
+    for (int r = 0; r < acc_t::regs; r += 8) {
+        const int j = r / pc::regs;
+        const uint32_t w[4] = {in.w[r / 2], in.w[r / 2 + 1], in.w[r / 2 + 2], in.w[r / 2 + 3]};
+        stmatrix_x4(stage + j * (64 * 128) +
+                        sw128_offset(acc_t::stmatrix_row(ln, wp), (acc_t::stmatrix_col(r, ln) - j * pc::cols) * 2),
+                    w);
+    }
+    fence_proxy_async();
+    named_barrier_sync(1 + slab, 128);
+}
+
 /* Same result as gemm_epilogue through TMA stores, a piece per 128-byte-wide column chunk, staged swizzled
  * (conflict-free); TMA clips each box to m x n (exactly, because the host picks TMA stores only when n fills
  * whole 16-byte groups). Registers [r0, r1) only. The tail is one more box of exactly its width through map_t,
  * unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box would overwrite the next tile (from
- * registers they cost 5-10%: bench/NOTES.md run 11). Lazy: stage every piece (Bufs >= pieces) and return; the
- * caller issues the stores (gemm_store_piece, buffer j for piece j) while its next tile's k-loop runs. */
-template <class TO, int BN, int Bufs, bool Lazy = false>
+ * registers they cost 5-10%: bench/NOTES.md run 11). */
+template <class TO, int BN, int Bufs>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
                                                   int r0, int r1)
@@ -279,19 +323,9 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
             store_from_float2(reinterpret_cast<TO *>(buf + off), x, y);
         }
     };
-    if constexpr (Lazy) {
-        static_assert(pc::count <= Bufs, "a buffer per piece");
-        if (thread() % 128 == 0) tma_store_wait_read<0>(); /* the previous tile's stores have left the buffers */
-        named_barrier_sync(1 + slab, 128);
-#pragma unroll
-        for (int j = 0; j < pc::count; ++j) fill(stage + j * (64 * 128), j);
-        fence_proxy_async();
-        named_barrier_sync(1 + slab, 128);
-    } else {
-        gemm_staged_stores<pc::count, Bufs>(
-            stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; }, fill,
-            [&](uint8_t *buf, int j) { gemm_store_piece<TO, BN>(map_d, map_t, buf, j, row0, col0); });
-    }
+    gemm_staged_stores<pc::count, Bufs>(
+        stage, slab, [&](int j) { return j * regs < r0 || j * regs >= r1; }, fill,
+        [&](uint8_t *buf, int j) { gemm_store_piece<TO, BN>(map_d, map_t, buf, j, row0, col0); });
 }
 
 /* The swapped shapes' TMA epilogue: the warpgroup's 64 x BN block of D^T is D's BN rows x 64 columns from
@@ -629,7 +663,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         if (arriver) empty[st].arrive();
     };
     /* Lazy stores (gemm.h; a buffer per piece): the last tile's pieces, staged, leave one per k-block of the next
-     * unit, so the CTAs' stores do not all meet their next tiles' loads at every round's end */
+     * unit, so the CTAs' stores do not all meet their next tiles' loads at every round's end. The pieces are staged
+     * while that unit's first k-block multiplies: between the k-loops the consumers only scale and pack the result
+     * into registers (held), and the tensor cores no longer wait for the shared stores and their barriers. */
     using pieces = gemm_pieces<TO, bn>;
     constexpr bool lazy = HK_GEMM_LAZY(bn, S::persist, S::swap) && pieces::count <= S::epi_bufs;
     int lazy_left = 0, lazy_row0 = 0, lazy_col0 = 0;
@@ -648,6 +684,21 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto store_all = [&]() {
         while (lazy_left > 0) store_next();
     };
+    gemm_packed<TO, bn> held;
+    bool holding = false;
+    int held_row0 = 0, held_col0 = 0;
+    auto stage_held = [&]() {
+        if constexpr (lazy) {
+            if (holding) {
+                holding = false;
+                store_all(); /* K of fewer k-blocks than pieces */
+                gemm_stage_packed<TO, bn>(held, epi, slab);
+                lazy_row0 = held_row0;
+                lazy_col0 = held_col0;
+                lazy_left = pieces::count;
+            }
+        }
+    };
     acc_t acc;
     int s = 0;
     uint32_t phase = 0;
@@ -662,6 +713,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * leave none to carry it (ptxas then waits on the wgmma). Those kernels compile to the plain loop below, and a
      * unit whose k-loop did not locate the next one leaves it to the loop's head. */
     constexpr bool locate_early = S::persist && acc_t::regs <= 128 && (sizeof(T) == 2 || S::consumers == 2);
+    static_assert(!lazy || locate_early, "the held pieces are staged where the next unit is located");
     int next_tile = 0, next_tm = 0, next_tn = 0, next_part = 0, next_kb0 = 0, next_kb1 = 0;
     bool located = false, more = false;
     auto unit_next = [&](int i) {
@@ -677,6 +729,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     for (int i = 0; locate_early ? unit_next(i) : unit_at(i, tile, tm, tn, part, kb0, kb1); ++i) {
         live = tm * bm + slab * 64 < p.m;
         if (!live) { /* rows past m: pass the stages through */
+            stage_held();
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
                 release(s);
@@ -743,9 +796,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
                 if constexpr (locate_early) {
-                    if (!located) {
+                    if (!located) { /* this unit's first k-block */
                         more = unit_at(i + 1, next_tile, next_tm, next_tn, next_part, next_kb0, next_kb1);
                         located = true;
+                        stage_held();
                     }
                 }
                 wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
@@ -773,18 +827,18 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             else if constexpr (S::swap)
                 gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
             else if constexpr (lazy) {
-                store_all(); /* K of fewer k-blocks than pieces */
-                lazy_row0 = tm * bm + slab * 64;
-                lazy_col0 = tn * bn;
-                gemm_epilogue_tma<TO, bn, S::epi_bufs, true>(acc, p, map_d, map_t, epi, slab, lazy_row0, lazy_col0, 0,
-                                                             acc_t::regs);
-                lazy_left = pieces::count;
+                stage_held(); /* a unit without k-blocks */
+                held_row0 = tm * bm + slab * 64;
+                held_col0 = tn * bn;
+                gemm_pack<TO, bn>(acc, p, held_row0, held_col0, held);
+                holding = true;
             } else {
                 gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0,
                                                        acc_t::regs);
             }
         }
     }
+    stage_held();
     store_all();
     if constexpr (!S::persist) {
         /* split K in a cluster: the two CTAs of the tile each finish one half of its columns */
