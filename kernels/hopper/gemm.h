@@ -377,7 +377,9 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
 /* Lazy stores: where a persistent 256-wide tile's pieces all fit its store buffers, the consumer stages them at once
  * (while its next unit's first k-block multiplies) and issues their stores one per k-block of that unit (gemm.cu)
  * instead of all CTAs storing together at the end of every round (H200: +1-1.4% on P256's multi-round shapes; on P96
- * they cost 3-5% at 1152^3 and 1216^3, elsewhere +-0.5%; staged under the first k-block, e4m3 +0.5-1%: bench/NOTES.md). Store buffers per consumer: lazy shapes take what the ring leaves of the limit, up to 8; others 2. */
+ * they cost 3-5% at 1152^3 and 1216^3, elsewhere +-0.5%; staged under the first k-block, e4m3 +0.5-1%; for P128 and
+ * P192 -1% to -5%: bench/NOTES.md). Store buffers per consumer: lazy shapes take what the ring leaves of the limit, up
+ * to 8; others 2. */
 #define HK_GEMM_LAZY(bn, persist, swap) ((persist) && !(swap) && (bn) == 256)
 #define HK_GEMM_EPI_FIT(bm, bn, stages)                                                                               \
     ((HK_GEMM_SMEM_LIMIT - 1024 - (stages) * ((bm) + (bn)) * 128) / ((bm) / 64 * 8192))
