@@ -240,7 +240,8 @@ __device__ __forceinline__ void gemm_store_piece(const CUtensorMap *map_d, const
 }
 
 /* A warpgroup's 64 x BN result for 16-bit D, scaled and packed as stmatrix_x4 takes it (words 4g .. 4g + 3 from
- * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's first k-block is issued. */
+ * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's first k-block is
+ * issued. */
 template <class TO, int BN> struct gemm_packed {
     uint32_t w[accum_64xN<BN>::regs / 2];
 };
