@@ -165,11 +165,18 @@ __device__ __forceinline__ void gemm_scaled_regs(const accum_64xN<BN> &acc, cons
                               x, y);
 }
 
-/* Registers [r, r + 8) the same, packed for stmatrix_x4 (word q: registers r + 2q, r + 2q + 1; 16-bit TO). */
+/* Registers [r, r + 8) the same, packed for stmatrix_x4 (word q: registers r + 2q, r + 2q + 1; 16-bit TO). Where
+ * D = A B (alpha 1, beta 0: the usual call) the conversions alone, exactly: the scale's multiplies sat on the tile
+ * boundary, where the tensor cores wait. */
 template <class TO, bool SWAP, int BN>
 __device__ __forceinline__ void gemm_scaled_words(const accum_64xN<BN> &acc, const gemm_params &p, int r, int row0, int col0,
                                                   uint32_t (&w)[4])
 {
+    if (p.alpha == 1.f && p.beta == 0.f) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) w[q] = pack_pair<TO>(acc.v[r + 2 * q], acc.v[r + 2 * q + 1]);
+        return;
+    }
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
         float x, y;
@@ -249,11 +256,6 @@ template <class TO, int BN>
 __device__ __forceinline__ void gemm_pack(const accum_64xN<BN> &acc, const gemm_params &p, int row0, int col0,
                                           gemm_packed<TO, BN> &out)
 {
-    if (p.alpha == 1.f && p.beta == 0.f) { /* D = A B, the usual call: the conversions alone */
-#pragma unroll
-        for (int r = 0; r < accum_64xN<BN>::regs; r += 2) out.w[r / 2] = pack_pair<TO>(acc.v[r], acc.v[r + 1]);
-        return;
-    }
 #pragma unroll
     for (int r = 0; r < accum_64xN<BN>::regs; r += 8) {
         uint32_t w[4];
