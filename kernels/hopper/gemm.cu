@@ -246,6 +246,16 @@ __device__ __forceinline__ void gemm_store_piece(const CUtensorMap *map_d, const
     tma_store_2d(j == pc::chunks ? map_t : map_d, buf, col0 + j * pc::cols, row0);
 }
 
+/* Registers [r, r + 8) of a warpgroup's accumulator, packed as w (gemm_scaled_words), into the staging buffer of piece j
+ * (16-bit TO: a column chunk of 64 rows x 128 bytes, 128-byte swizzle), one stmatrix_x4. */
+template <class TO, int BN>
+__device__ __forceinline__ void gemm_stmatrix_piece(uint8_t *buf, int r, int j, const uint32_t (&w)[4])
+{
+    using acc_t = accum_64xN<BN>;
+    const int ln = lane(), col = acc_t::stmatrix_col(r, ln) - j * gemm_pieces<TO, BN>::cols;
+    stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, warp() % 4), col * 2), w);
+}
+
 /* A warpgroup's 64 x BN result for 16-bit D, scaled and packed as stmatrix_x4 takes it (words 4g .. 4g + 3 from
  * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's first k-block is
  * issued. */
@@ -269,19 +279,15 @@ __device__ __forceinline__ void gemm_pack(const accum_64xN<BN> &acc, const gemm_
 template <class TO, int BN>
 __device__ __forceinline__ void gemm_stage_packed(const gemm_packed<TO, BN> &in, uint8_t *stage, int slab)
 {
-    using acc_t = accum_64xN<BN>;
     using pc = gemm_pieces<TO, BN>;
     static_assert(sizeof(TO) == 2 && pc::tail == 0, "16-bit column chunks");
-    const int ln = lane(), wp = warp() % 4;
     if (thread() % 128 == 0) tma_store_wait_read<0>();
     named_barrier_sync(1 + slab, 128);
 #pragma unroll
-    for (int r = 0; r < acc_t::regs; r += 8) {
+    for (int r = 0; r < accum_64xN<BN>::regs; r += 8) {
         const int j = r / pc::regs;
         const uint32_t w[4] = {in.w[r / 2], in.w[r / 2 + 1], in.w[r / 2 + 2], in.w[r / 2 + 3]};
-        stmatrix_x4(stage + j * (64 * 128) +
-                        sw128_offset(acc_t::stmatrix_row(ln, wp), (acc_t::stmatrix_col(r, ln) - j * pc::cols) * 2),
-                    w);
+        gemm_stmatrix_piece<TO, BN>(stage + j * (64 * 128), r, j, w);
     }
     fence_proxy_async();
     named_barrier_sync(1 + slab, 128);
@@ -310,8 +316,7 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
                     const int r = j * regs + i;
                     uint32_t w[4];
                     gemm_scaled_words<TO, false>(acc, p, r, row0, col0, w);
-                    const int lc = acc_t::stmatrix_col(r, ln) - j * cols;
-                    stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, wp), lc * 2), w);
+                    gemm_stmatrix_piece<TO, BN>(buf, r, j, w);
                 }
                 return;
             }
@@ -687,17 +692,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto store_all = [&]() {
         while (lazy_left > 0) store_next();
     };
-    gemm_packed<TO, bn> held;
+    gemm_packed<TO, bn> held; /* the tile at (lazy_row0, lazy_col0) */
     bool holding = false;
-    int held_row0 = 0, held_col0 = 0;
     auto stage_held = [&]() {
         if constexpr (lazy) {
             if (holding) {
                 holding = false;
-                store_all(); /* K of fewer k-blocks than pieces */
                 gemm_stage_packed<TO, bn>(held, epi, slab);
-                lazy_row0 = held_row0;
-                lazy_col0 = held_col0;
                 lazy_left = pieces::count;
             }
         }
@@ -831,9 +832,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
             else if constexpr (lazy) {
                 stage_held(); /* a unit without k-blocks */
-                held_row0 = tm * bm + slab * 64;
-                held_col0 = tn * bn;
-                gemm_pack<TO, bn>(acc, p, held_row0, held_col0, held);
+                store_all();  /* K of fewer k-blocks than pieces: the tile before leaves before its corner changes */
+                lazy_row0 = tm * bm + slab * 64;
+                lazy_col0 = tn * bn;
+                gemm_pack<TO, bn>(acc, p, lazy_row0, lazy_col0, held);
                 holding = true;
             } else {
                 gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0,
