@@ -123,10 +123,15 @@ template <bool SWAP> __device__ __forceinline__ int64_t gemm_at(int row, int col
     return SWAP ? col * ld + row : row * ld + col;
 }
 
+/* D = A B (alpha 1, beta 0: the usual call), where the scale is exactly the identity. */
+__device__ __forceinline__ bool gemm_plain_scale(const gemm_params &p) { return p.alpha == 1.f && p.beta == 0.f; }
+
 /* alpha * (x, y) + beta * C at the kernel's (row, col) and (row, col + 1); C is read inside m x n only. */
 template <class TO, bool SWAP>
 __device__ __forceinline__ void gemm_scale_pair(const gemm_params &p, int row, int col, float &x, float &y)
 {
+    if (gemm_plain_scale(p))
+        return;
     x *= p.alpha;
     y *= p.alpha;
     if (p.beta != 0.f && row < p.m && col < p.n) {
@@ -166,13 +171,13 @@ __device__ __forceinline__ void gemm_scaled_regs(const accum_64xN<BN> &acc, cons
 }
 
 /* Registers [r, r + 8) the same, packed for stmatrix_x4 (word q: registers r + 2q, r + 2q + 1; 16-bit TO). Where
- * D = A B (alpha 1, beta 0: the usual call) the conversions alone, exactly: the scale's multiplies sat on the tile
- * boundary, where the tensor cores wait. */
+ * D = A B the conversions alone, decided once for the eight registers: the scale's work sat on the tile boundary,
+ * where the tensor cores wait. */
 template <class TO, bool SWAP, int BN>
 __device__ __forceinline__ void gemm_scaled_words(const accum_64xN<BN> &acc, const gemm_params &p, int r, int row0, int col0,
                                                   uint32_t (&w)[4])
 {
-    if (p.alpha == 1.f && p.beta == 0.f) {
+    if (gemm_plain_scale(p)) {
 #pragma unroll
         for (int q = 0; q < 4; ++q) w[q] = pack_pair<TO>(acc.v[r + 2 * q], acc.v[r + 2 * q + 1]);
         return;
@@ -246,13 +251,14 @@ __device__ __forceinline__ void gemm_store_piece(const CUtensorMap *map_d, const
     tma_store_2d(j == pc::chunks ? map_t : map_d, buf, col0 + j * pc::cols, row0);
 }
 
-/* Registers [r, r + 8) of a warpgroup's accumulator, packed as w (gemm_scaled_words), into the staging buffer of piece j
- * (16-bit TO: a column chunk of 64 rows x 128 bytes, 128-byte swizzle), one stmatrix_x4. */
+/* Registers [r, r + 8) of a warpgroup's accumulator, packed as w (gemm_scaled_words), into the staging buffer of
+ * their piece (16-bit TO: a column chunk of 64 rows x 128 bytes, 128-byte swizzle), one stmatrix_x4. */
 template <class TO, int BN>
-__device__ __forceinline__ void gemm_stmatrix_piece(uint8_t *buf, int r, int j, const uint32_t (&w)[4])
+__device__ __forceinline__ void gemm_stmatrix_piece(uint8_t *buf, int r, const uint32_t (&w)[4])
 {
     using acc_t = accum_64xN<BN>;
-    const int ln = lane(), col = acc_t::stmatrix_col(r, ln) - j * gemm_pieces<TO, BN>::cols;
+    using pc = gemm_pieces<TO, BN>;
+    const int ln = lane(), col = acc_t::stmatrix_col(r, ln) - r / pc::regs * pc::cols;
     stmatrix_x4(buf + sw128_offset(acc_t::stmatrix_row(ln, warp() % 4), col * 2), w);
 }
 
@@ -285,9 +291,8 @@ __device__ __forceinline__ void gemm_stage_packed(const gemm_packed<TO, BN> &in,
     named_barrier_sync(1 + slab, 128);
 #pragma unroll
     for (int r = 0; r < accum_64xN<BN>::regs; r += 8) {
-        const int j = r / pc::regs;
         const uint32_t w[4] = {in.w[r / 2], in.w[r / 2 + 1], in.w[r / 2 + 2], in.w[r / 2 + 3]};
-        gemm_stmatrix_piece<TO, BN>(stage + j * (64 * 128), r, j, w);
+        gemm_stmatrix_piece<TO, BN>(stage + r / pc::regs * (64 * 128), r, w);
     }
     fence_proxy_async();
     named_barrier_sync(1 + slab, 128);
@@ -316,7 +321,7 @@ __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gem
                     const int r = j * regs + i;
                     uint32_t w[4];
                     gemm_scaled_words<TO, false>(acc, p, r, row0, col0, w);
-                    gemm_stmatrix_piece<TO, BN>(buf, r, j, w);
+                    gemm_stmatrix_piece<TO, BN>(buf, r, w);
                 }
                 return;
             }
