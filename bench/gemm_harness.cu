@@ -62,6 +62,7 @@ struct shape_info {
 #define HK_SHAPE_10(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), HK_KB(hk_gemm_sm90_bf16_nt_, suffix), {}, {}}
 #define HK_SHAPE_12(id, suffix) {HK_KB(hk_gemm_sm90_bf16_nn_, suffix), {}, {}, {}}
 #define HK_SHAPE_04(id, suffix) {{}, {}, {}, {}}
+#define HK_SHAPE_05 HK_SHAPE_04
 #define HK_FP8_SHAPE(suffix) {hk_gemm_sm90_e4m3_nt_bf16##suffix, hk_gemm_sm90_e4m3_nt_f32##suffix}
 #define HK_FP8_00 HK_FP8_SHAPE
 #define HK_FP8_01 HK_FP8_SHAPE
@@ -69,6 +70,7 @@ struct shape_info {
 #define HK_FP8_10 HK_FP8_SHAPE
 #define HK_FP8_12(suffix) {}
 #define HK_FP8_04 HK_FP8_SHAPE
+#define HK_FP8_05 HK_FP8_SHAPE
 #define HK_SUM_0(suffix) {}
 #define HK_SUM_1(suffix) {hk_gemm_sm90_pooled_sum_bf16##suffix, hk_gemm_sm90_pooled_sum_f32##suffix, hk_gemm_sm90_pooled_sum_f16##suffix}
 #define HK_SHAPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                          \

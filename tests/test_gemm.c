@@ -264,6 +264,12 @@ static const forced_case forced_cases[] = {
      "p128", 0},
     {{"nt_e4m3fn_1100x1000x1040_m192n128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "m192n128", 0},
+    /* PF128 (fp32 accumulation only; 16-bit D through the lazy stores): 216 tiles over the SMs, so most CTAs hold a
+     * tile while they start the next; ragged m, n and k, C aliasing a padded D; f32 D stores at once */
+    {{"nt_e4m3fn_1100x3000x1040_pf128_alias", TH_GPU, 1100, 3000, 1040, FN, BF, 0, 1, 0, 0, 0, 8, 0.5f, 1, C_ALIAS, 1, 1, 0},
+     "pf128", 0},
+    {{"nt_e4m3fn_1100x1000x1040_pf128_to_f32", TH_GPU, 1100, 1000, 1040, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
+     "pf128", 0},
     /* a shape too wide for two accumulators is not taken (its fast accumulation would miss the f32 bound): the
      * route's choice runs instead */
     {{"nt_e4m3fn_1100x1000x2064_p256_falls_back_to_f32", TH_GPU, 1100, 1000, 2064, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
@@ -349,6 +355,8 @@ static const forced_case forced_cases[] = {
       C_SEPARATE, 0, 0, 0}, "p96:2", 1},
     {{"nt_e4m3fn_1792x2560x1008_workspace_finale3_p128", TH_GPU, 1792, 2560, 1008, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
       2.0f, 0}, "p128:3", 1},
+    {{"nt_e4m3fn_1792x2560x1008_workspace_finale3_pf128", TH_GPU, 1792, 2560, 1008, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL,
+      0.5f, 2.0f, 0}, "pf128:3", 1},
     {{"nn_bf16_1728x2048x264_workspace_finale3_t96_alias", TH_GPU, 1728, 2048, 264, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0.5f, C_ALIAS,
       0, 0, 0}, "t96:3", 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},

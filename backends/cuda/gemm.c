@@ -28,10 +28,11 @@ static const char *hk_gemm_out_name(hk_dtype t)
 
 /* Built kernels (gemm.cu): bf16 to bf16/f32/f16, e4m3 to bf16/f32, in the layouts gemm.h's hk_gemm_layout_built
  * names. */
-static bool hk_gemm_built(bool fp8, int trans_a, int trans_b, hk_dtype d, int shape)
+static bool hk_gemm_built(bool fp8, int promote, int trans_a, int trans_b, hk_dtype d, int shape)
 {
     const hk_gemm_shape *s = &hk_gemm_shapes[shape];
-    return hk_gemm_out_name(d) && !(fp8 && d == HK_DTYPE_F16) && hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b);
+    return hk_gemm_out_name(d) && !(fp8 && d == HK_DTYPE_F16) &&
+           hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b, promote);
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, pk64:8)
@@ -65,7 +66,7 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
         hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, fp8_e4m3", hk_dtype_name(a->a_type));
         return HK_ERR_UNSUPPORTED;
     }
-    if (!hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, HK_GEMM_P256)) {
+    if (!hk_gemm_built(fp8, fp8 && !a->fp8_fast_accum, a->trans_a, a->trans_b, a->d_type, HK_GEMM_P256)) {
         hk_format(why, why_size, "%s x %s -> %s with trans_a %d, trans_b %d is not covered on sm_90a (fp8: trans_a 0, "
                   "trans_b 1, d bf16 or f32 only)", hk_dtype_name(a->a_type), hk_dtype_name(a->b_type),
                   hk_dtype_name(a->d_type), a->trans_a, a->trans_b);
@@ -138,7 +139,7 @@ static int hk_gemm_plan(const hk_context *ctx, const hk_gemm_args *a, int64_t wo
     const int promote = fp8 && !a->fp8_fast_accum;
     const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
     int shape = hk_gemm_forced_shape(split);
-    if (shape >= 0 && hk_gemm_built(fp8, a->trans_a, a->trans_b, a->d_type, shape) &&
+    if (shape >= 0 && hk_gemm_built(fp8, promote, a->trans_a, a->trans_b, a->d_type, shape) &&
         (!promote || HK_GEMM_PROMOTE_FITS(hk_gemm_shapes[shape].bm, hk_gemm_shapes[shape].bn))) {
         const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
         const bool pooled = hk_gemm_pooled(sh);

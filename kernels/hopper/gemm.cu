@@ -62,9 +62,10 @@ __device__ __forceinline__ void gemm_trace_at(int what)
 #endif
 
 /* A launch shape of gemm.h, and the shared-memory layout it implies (A and B stages of 128-byte rows). */
-template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool POOL = false> struct gemm_shape {
+template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool POOL = false, bool ACC32 = false>
+struct gemm_shape {
     static constexpr int bm = BM, bn = BN, stages = STAGES, cluster = CLUSTER;
-    static constexpr bool persist = PERSIST, swap = SWAP, pool = POOL;
+    static constexpr bool persist = PERSIST, swap = SWAP, pool = POOL, acc32 = ACC32;
     static constexpr bool reg_store = HK_GEMM_REG_STORE(PERSIST, SWAP);
     static constexpr int consumers = BM / 64, threads = HK_GEMM_THREADS(BM);
     /* setmaxnreg budgets out of 64 Ki registers (0: keep the launch's): two consumers 232 beside a producer of 40;
@@ -83,7 +84,7 @@ template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool
     static_assert(!POOL || (CLUSTER == 1 && !PERSIST && !SWAP), "pooled: one unit per CTA, D not transposed");
 };
 #define HK_GEMM_SHAPE_TYPE(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                \
-    using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap, pool>;
+    using gemm_shape_##id = gemm_shape<bm, bn, stages, cluster, persist, swap, pool, lay == 5>;
 HK_GEMM_SHAPES(HK_GEMM_SHAPE_TYPE)
 #undef HK_GEMM_SHAPE_TYPE
 
@@ -264,7 +265,7 @@ __device__ __forceinline__ void gemm_stmatrix_piece(uint8_t *buf, int r, const u
 
 /* A warpgroup's 64 x BN result for 16-bit D, scaled and packed as stmatrix_x4 takes it (words 4g .. 4g + 3 from
  * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's first k-block is
- * issued. */
+ * issued (PF128: until its k-loop starts). */
 template <class TO, int BN> struct gemm_packed {
     uint32_t w[accum_64xN<BN>::regs / 2];
 };
@@ -667,7 +668,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     /* a second k-block sum in flight while one is added, where three accumulators leave registers to spare */
     constexpr int consumer_budget = S::consumer_regs ? S::consumer_regs : 65536 / S::threads;
     constexpr bool promote_in_flight = can_promote && 3 * acc_t::regs + 40 <= consumer_budget;
-    const bool promote = can_promote && p.promote;
+    const bool promote = can_promote && (S::acc32 || p.promote);
     if constexpr (S::consumer_regs > 0) warpgroup_reg_alloc<S::consumer_regs>();
     const int slab = wg - 1;
     uint8_t *epi = smem + stages * S::stage_bytes + slab * S::epi_bytes;
@@ -678,9 +679,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     /* Lazy stores (gemm.h; a buffer per piece): the last tile's pieces, staged, leave one per k-block of the next
      * unit, so the CTAs' stores do not all meet their next tiles' loads at every round's end. The pieces are staged
      * while that unit's first k-block multiplies: between the k-loops the consumers only scale and pack the result
-     * into registers (held), and the tensor cores no longer wait for the shared stores and their barriers. */
+     * into registers (held), and the tensor cores no longer wait for the shared stores and their barriers. PF128 (fp32
+     * accumulation only, 16-bit D) stages them before the k-loop: its two k-block products take those registers. */
     using pieces = gemm_pieces<TO, bn>;
-    constexpr bool lazy = HK_GEMM_LAZY(bn, S::persist, S::swap) && pieces::count <= S::epi_bufs;
+    constexpr bool lazy = (HK_GEMM_LAZY(bn, S::persist, S::swap) || S::acc32) && pieces::count <= S::epi_bufs;
     int lazy_left = 0, lazy_row0 = 0, lazy_col0 = 0;
     auto store_next = [&]() {
         if constexpr (lazy) {
@@ -769,6 +771,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             if constexpr (promote_in_flight) {
                 /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
                 acc_t pa, pb;
+                stage_held(); /* before the k-loop: no registers to hold it beside the products (PF128) */
                 if (kb0 < kb1) {
                     int st_a = issue(pa), st_b, kb = kb0 + 1;
                     for (; kb + 1 < kb1; kb += 2) {
@@ -930,6 +933,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_FAMILY_12 HK_GEMM_SWAPPED_NN
 #define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                 \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
+#define HK_GEMM_FAMILY_05 HK_GEMM_FAMILY_04
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)
 /* The pooled shapes' sums, one kernel per output type: hk_gemm_sm90_pooled_sum_<out><shape suffix> */
 #define HK_GEMM_POOLED_SUM(out, TO, S, suffix)                                                                         \

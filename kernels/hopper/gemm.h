@@ -16,7 +16,7 @@
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
  * that the operand order allows, 1: K-major B only (trans_b = 1), 2: nn only, 3: K-major B, and tn, 4: e4m3 nt
- * only), K split through the caller's workspace (pooled).
+ * only, 5: e4m3 nt with fp32 accumulation only), K split through the caller's workspace (pooled).
  * An N-contiguous B comes in boxes of HK_GEMM_MN_BOX columns: 64 (128-byte swizzle), or 32 (64-byte swizzle) for
  * the 96-wide tiles, which serve tn that way (nn has the swapped T shapes). Other widths off the 64 grid are built
  * for K-major B only: whole 64-column boxes for a partial one cost 8-23% (bench/NOTES.md, "P320, M192N96").
@@ -28,6 +28,9 @@
  *  M192N128  persistent 192 x 128 tiles in three consumer warpgroups, e4m3 with fp32 accumulation only: while one
  *        consumer adds a k-block's sum, two can keep the tensor cores busy (P192's two consumers: 0.89-0.91x of
  *        cuBLAS's default mode, this shape 0.92-0.99x; bench/NOTES.md);
+ *  PF128  P128 for e4m3 with fp32 accumulation only, with P256's lazy stores (staged before the next unit's k-loop:
+ *        the two k-block products leave no registers to hold them): +0.7-2.5% over P128 where the lazy stores cost
+ *        the other modes of P128 1-5% (bench/NOTES.md, twenty-seventh and twenty-ninth sessions);
  *  SK64  one 64 x 64 tile per CTA (one consumer warpgroup), clusters of 2; with params.split = 2 both CTAs of a
  *        cluster share a tile, each taking half of K, and add their partial tiles through distributed shared
  *        memory (no workspace), each storing half of its columns. For long K over at most half a wave of
@@ -67,6 +70,7 @@
     X(P96, _n96, 128, 96, 6, 1, 1, 0, 3, 0)                                                                     \
     X(M192N96, _m192n96, 192, 96, 4, 1, 1, 0, 3, 0)                                                             \
     X(M192N128, _m192n128, 192, 128, 4, 1, 1, 0, 4, 0)                                                          \
+    X(PF128, _pf128, 128, 128, 6, 1, 1, 0, 5, 0)                                                                \
     X(SK64, _sk64, 64, 64, 8, 2, 0, 0, 0, 0)                                                                    \
     X(SK128, _sk128, 128, 64, 8, 2, 0, 0, 1, 0)                                                                 \
     X(M64, _m64, 64, 128, 8, 1, 0, 0, 0, 0)                                                                     \
@@ -99,8 +103,8 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
  * tiles (ceil(tiles / SMs)) x width x the width's cost, so a width that fills the last wave better wins when
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
  * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
- * with fp32 accumulation, whose widths have costs of their own (M192N128 and P128 cheapest, bench/NOTES.md
- * ninth session); workspace_bytes: the caller's workspace, for a pooled K split (below); *split: CTAs sharing a
+ * with fp32 accumulation, whose widths have costs of their own (M192N128 and PF128 cheapest, bench/NOTES.md
+ * ninth and twenty-ninth sessions); workspace_bytes: the caller's workspace, for a pooled K split (below); *split: CTAs sharing a
  * tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -111,13 +115,14 @@ static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / 
 #define HK_GEMM_PROMOTE_FITS(bm, bn) (((bm) <= 128 && (bn) <= 192) || ((bm) == 192 && (bn) == 128))
 
 /* A shape's kernels serve the layout (gemm.cu builds them so): e4m3 only nt; swapped shapes only row-major A (trans_a
- * 0); lay 1 only K-major B (trans_b 1), lay 3 that or tn; lay 2 only nn in bf16; lay 4 only e4m3. */
-static inline bool hk_gemm_layout_built(int lay, int swap, bool fp8, int trans_a, int trans_b)
+ * 0); lay 1 only K-major B (trans_b 1), lay 3 that or tn; lay 2 only nn in bf16; lay 4 only e4m3; lay 5 only e4m3 with
+ * fp32 accumulation (promote; its kernels promote whatever params.promote says). */
+static inline bool hk_gemm_layout_built(int lay, int swap, bool fp8, int trans_a, int trans_b, int promote)
 {
     if (fp8 && (trans_a || !trans_b))
         return false;
-    if (lay == 4)
-        return fp8;
+    if (lay == 4 || lay == 5)
+        return fp8 && (lay == 4 || promote);
     if (lay == 2)
         return !fp8 && !trans_a && !trans_b;
     return (!swap || !trans_a) && (lay != 1 || trans_b) && (lay != 3 || trans_b || trans_a);
@@ -216,12 +221,15 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
      * (their fixed time does not shrink with the width), but the order of the widths that fit one round stays the
      * same there. Second column: e4m3 with fp32 accumulation (ninth session), where tiles of up to 128 columns
      * keep a second k-block in flight and wider ones cannot; 0: not for that mode. P96 there since the twentieth
-     * session: against P128 / P144 +0-34% on 14 rows it would take, against M192N128 -3% to +10% on 4. */
+     * session: against P128 / P144 +0-34% on 14 rows it would take, against M192N128 -3% to +10% on 4. There PF128
+     * (P128 with the lazy stores) replaces P128 since the twenty-ninth session: +0.7-2.5% over P128 on multi-round
+     * rows, and as fast per element as M192N128 (16384^3 +1.3%, 8192 x 4096 x 4096 +2.6%, 8192^3 level). */
     static const int16_t widths[][3] = {{HK_GEMM_P256, 1000, 0}, {HK_GEMM_P320, 1000, 0}, {HK_GEMM_P208, 1030, 0},
                                         {HK_GEMM_P192, 1030, 1060}, {HK_GEMM_P168, 1070, 1130},
-                                        {HK_GEMM_P144, 1070, 1130}, {HK_GEMM_P128, 1050, 1000},
+                                        {HK_GEMM_P144, 1070, 1130}, {HK_GEMM_P128, 1050, 0},
                                         {HK_GEMM_P96, 1135, 1200}, {HK_GEMM_M192N96, 1300, 0},
-                                        {HK_GEMM_M192N128, 0, 940}, {HK_GEMM_T208, 1030, 0}, {HK_GEMM_T168, 1070, 0},
+                                        {HK_GEMM_M192N128, 0, 940}, {HK_GEMM_PF128, 0, 940},
+                                        {HK_GEMM_T208, 1030, 0}, {HK_GEMM_T168, 1070, 0},
                                         {HK_GEMM_T144, 1070, 0}, {HK_GEMM_T96, 1135, 0}};
     const bool fp8 = box_k == HK_GEMM_BOX_K; /* one byte per element */
     const int64_t kblocks = hk_gemm_cdiv(k, box_k), tiles64 = hk_gemm_cdiv(m, 64) * hk_gemm_cdiv(n, 128);
@@ -338,7 +346,7 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
             const int id = widths[i][0];
             const int64_t bm = bm_of[id], bn = bn_of[id], per_mille = widths[i][promote ? 2 : 1];
-            if (per_mille == 0 || !hk_gemm_layout_built(lay_of[id], swap_of[id], fp8, trans_a, trans_b))
+            if (per_mille == 0 || !hk_gemm_layout_built(lay_of[id], swap_of[id], fp8, trans_a, trans_b, promote))
                 continue;
             /* tiles in the kernel's own (swapped) m x n */
             const int64_t tiles = swap_of[id] ? hk_gemm_cdiv(n, bm) * hk_gemm_cdiv(m, bn)
@@ -378,8 +386,8 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
  * (while its next unit's first k-block multiplies) and issues their stores one per k-block of that unit (gemm.cu)
  * instead of all CTAs storing together at the end of every round (H200: +1-1.4% on P256's multi-round shapes; on P96
  * they cost 3-5% at 1152^3 and 1216^3, elsewhere +-0.5%; staged under the first k-block, e4m3 +0.5-1%; for P128 and
- * P192 -1% to -5%: bench/NOTES.md). Store buffers per consumer: lazy shapes take what the ring leaves of the limit, up
- * to 8; others 2. */
+ * P192 -1% to -5%, but for P128 with fp32 accumulation +0.7-2.5%, so PF128 has them: bench/NOTES.md). Store buffers
+ * per consumer: lazy shapes take what the ring leaves of the limit, up to 8; others 2. */
 #define HK_GEMM_LAZY(bn, persist, swap) ((persist) && !(swap) && (bn) == 256)
 #define HK_GEMM_EPI_FIT(bm, bn, stages)                                                                               \
     ((HK_GEMM_SMEM_LIMIT - 1024 - (stages) * ((bm) + (bn)) * 128) / ((bm) / 64 * 8192))

@@ -34,7 +34,7 @@ static void check_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_
     if (id < 0 || id >= HK_GEMM_NSHAPES)
         fail_msg("no such shape: %s", what);
     const shape_info *s = &shapes[id];
-    if (!hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b))
+    if (!hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b, promote))
         fail_msg("%s not built for the layout: %s", s->name, what);
     if (promote && !HK_GEMM_PROMOTE_FITS(s->bm, s->bn))
         fail_msg("%s cannot hold fp32 accumulation: %s", s->name, what);
