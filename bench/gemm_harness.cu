@@ -678,6 +678,50 @@ static bool profiling;
 struct row { std::string what; int m, n, k; double tf, ratio; };
 static std::vector<row> rows;
 
+#ifdef HK_GEMM_TRACE
+/* HK_BENCH_TRACE for a persistent configuration of several units per CTA (the last of ~3 ms of calls back to back):
+ * per CTA, by its count of units, the first k-block's landing after its start (the ramp), the mean unit from that
+ * landing to its last k-loop's end, the last unit's cycles per k-block, and its exit after that end (the last
+ * epilogue and stores); and the call's span. */
+static void trace_rounds(const problem &q, const cfg_t &c, int m, int n, int k, dt in, double call_ms)
+{
+    const shape_info &sh = all_shapes[c.shape];
+    const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = std::min(tiles, num_sms);
+    const int warm = std::isnan(call_ms) ? 3 : std::max(3, (int)(3.0 / call_ms));
+    for (int i = 0; i < warm; ++i) run_hk(q, c, bench_stream);
+    CK(cudaStreamSynchronize(bench_stream));
+    constexpr int cols = sizeof hk::hopper::gemm_trace[0] / sizeof hk::hopper::gemm_trace[0][0];
+    std::vector<unsigned long long> t((size_t)ctas * cols);
+    CK(cudaMemcpyFromSymbol(t.data(), hk::hopper::gemm_trace, t.size() * 8));
+    auto at = [&](int i, int what) { return (double)t[(size_t)cols * i + what]; };
+    double t0 = 1e300, t1 = 0;
+    for (int i = 0; i < ctas; ++i) t0 = std::min(t0, at(i, 0)), t1 = std::max(t1, at(i, 2));
+    const double kblocks = (double)hk_gemm_cdiv(k, HK_GEMM_BOX_K / dsize(in));
+    printf("trace %dx%dx%d %s, %d CTAs over %d tiles: span %.2f us (first start to last exit)\n", m, n, k,
+           cfg_name(c).c_str(), ctas, tiles, (t1 - t0) / 1e3);
+    for (int units = tiles / ctas + 1; units >= std::max(1, tiles / ctas); --units) {
+        std::vector<int> who;
+        for (int i = 0; i < ctas; ++i)
+            if ((tiles - i + ctas - 1) / ctas == units) who.push_back(i); /* units u = i + j * ctas < tiles */
+        if (who.empty()) continue;
+        auto stats = [&](const char *what, auto f, const char *unit) {
+            std::vector<double> v;
+            for (int i : who) v.push_back(f(i));
+            std::sort(v.begin(), v.end());
+            printf("  %d units (%zu CTAs) %-24s min %9.2f  med %9.2f  max %9.2f %s\n", units, who.size(), what, v[0],
+                   v[v.size() / 2], v.back(), unit);
+        };
+        stats("start", [&](int i) { return (at(i, 0) - t0) / 1e3; }, "us");
+        stats("ramp (first landing)", [&](int i) { return (at(i, 7) - at(i, 0)) / 1e3; }, "us");
+        stats("mean unit", [&](int i) { return (at(i, 1) - at(i, 7)) / 1e3 / units; }, "us");
+        stats("last k-loop end", [&](int i) { return (at(i, 1) - t0) / 1e3; }, "us");
+        stats("last unit cycles/k-block", [&](int i) { return (at(i, 6) - at(i, 5)) / kblocks; }, "cycles");
+        stats("last unit clock", [&](int i) { return (at(i, 6) - at(i, 5)) / (at(i, 1) - at(i, 4)); }, "GHz");
+        stats("tail (exit - k-loop end)", [&](int i) { return (at(i, 2) - at(i, 1)) / 1e3; }, "us");
+    }
+}
+#endif
+
 /* Times the hk configs and the cuBLAS contenders in alternation; ratio is against the fastest cuBLAS path
  * of the same run. Every hk config's output is then compared with cuBLAS's. e4m3: promote picks the
  * accumulation mode of every contender (fp32 sums of k-blocks, or fast). */
@@ -799,7 +843,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
         for (size_t ci = 0; ci < cfgs.size(); ++ci) {
             const cfg_t &c = cfgs[ci];
             const shape_info &sh = all_shapes[c.shape];
-            if (sh.persist && hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn) > num_sms) continue; /* one unit each */
+            if (sh.persist && hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn) > num_sms) {
+                trace_rounds(q, c, m, n, k, in, ms[timed_as[ci]]);
+                continue;
+            }
             /* CTA i runs a part of tile i % tiles (pooled) or i / split (gemm.cu's units; run_hk's split) */
             const int split = std::max(run_split(sh, c), 1);
             const int tiles = (int)(hk_gemm_cdiv(m, sh.bm) * hk_gemm_cdiv(n, sh.bn)), ctas = tiles * split;

@@ -40,8 +40,10 @@ using gemm_params = hk_gemm_params;
 /* The harness's trace build (bench/gemm_harness.cu, HK_BENCH_TRACE): per CTA of one-unit shapes, the global timer at
  * its start (past the dependency wait), at its last k-block's end (consumer 0), at its exit and when its first k-block
  * landed, its SM, and the SM's cycle counter when the first k-block landed and at the last one's end (cycles over
- * nanoseconds: the clock the k-loop ran at); per CTA of a pooled sum, its start (past the dependency wait) and its end. */
-__device__ unsigned long long gemm_trace[8192][7], gemm_sum_trace[16384][2];
+ * nanoseconds: the clock the k-loop ran at); per CTA of a pooled sum, its start (past the dependency wait) and its end.
+ * Persistent CTAs of several units: the k-loop stamps are their last unit's, and column 7 the first unit's first
+ * k-block landing. */
+__device__ unsigned long long gemm_trace[8192][8], gemm_sum_trace[16384][2];
 __device__ __forceinline__ void gemm_trace_at(int what)
 {
     if (what == 0) gemm_trace[block_x() % 8192][3] = sm_id();
@@ -804,7 +806,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         } else {
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
-                if (kb == kb0) HK_GEMM_TRACE_AT(4, 128);
+                if (kb == kb0) {
+                    HK_GEMM_TRACE_AT(4, 128);
+                    if (i == 0) HK_GEMM_TRACE_AT(7, 128);
+                }
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
                 if constexpr (locate_early) {
