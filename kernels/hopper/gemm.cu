@@ -880,7 +880,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
         }
     }
-    if (p.tma_store && thread() % 128 == 0) tma_store_wait_all();
+    /* the staging buffers outlive the stores' reads; the grid's completion covers their writes (PDL dependents and
+     * the stream see D whole), so the CTA need not wait for those */
+    if (p.tma_store && thread() % 128 == 0) tma_store_wait_read<0>();
     HK_GEMM_TRACE_AT(2, 128);
 }
 

@@ -79,7 +79,5 @@ template <int pending> __device__ __forceinline__ void tma_store_wait_read()
 {
     asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(pending) : "memory");
 }
-/* Wait until every store group has completed its global writes. */
-__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 } // namespace hk::hopper
