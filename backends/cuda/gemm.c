@@ -276,7 +276,7 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> "
                    "bf16/f32 (without fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three "
                    "consumer warpgroups or tiles up to 192 wide, the next k-block in flight on tiles up to 128 "
-                   "wide); a, b 16-byte aligned rows",
+                   "wide, 128 x 128 ones storing a tile during the next); a, b 16-byte aligned rows",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_supports,

@@ -104,8 +104,8 @@ enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
  * its narrower tile pays for itself (widths off the 64-column grid for K-major B, trans_b = 1, and for nn
  * through the swapped T shapes, whose tiles run over N x M). box_k: elements of K per k-block; promote: e4m3
  * with fp32 accumulation, whose widths have costs of their own (M192N128 and PF128 cheapest, bench/NOTES.md
- * ninth and twenty-ninth sessions); workspace_bytes: the caller's workspace, for a pooled K split (below); *split: CTAs sharing a
- * tile's K. */
+ * ninth and twenty-ninth sessions); workspace_bytes: the caller's workspace, for a pooled K split (below); *split:
+ * CTAs sharing a tile's K. */
 static inline int64_t hk_gemm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
