@@ -26,13 +26,17 @@ static const char *hk_gemm_out_name(hk_dtype t)
     return t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F32 ? "f32" : t == HK_DTYPE_F16 ? "f16" : NULL;
 }
 
-/* Built kernels (gemm.cu): bf16 to bf16/f32/f16, e4m3 to bf16/f32, in the layouts gemm.h's hk_gemm_layout_built
- * names. */
-static bool hk_gemm_built(bool fp8, int promote, int trans_a, int trans_b, hk_dtype d, int shape)
+/* e4m3 without fp8_fast_accum: the tensor cores sum one k-block, the kernel adds the k-blocks in fp32 (params.promote). */
+static int hk_gemm_promote(const hk_gemm_args *a) { return a->a_type == HK_DTYPE_FP8_E4M3 && !a->fp8_fast_accum; }
+
+/* Built kernels (gemm.cu) for the call: bf16 to bf16/f32/f16, e4m3 to bf16/f32, in the layouts and accumulation
+ * modes gemm.h's hk_gemm_layout_built names. */
+static bool hk_gemm_built(const hk_gemm_args *a, int shape)
 {
     const hk_gemm_shape *s = &hk_gemm_shapes[shape];
-    return hk_gemm_out_name(d) && !(fp8 && d == HK_DTYPE_F16) &&
-           hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b, promote);
+    const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
+    return hk_gemm_out_name(a->d_type) && !(fp8 && a->d_type == HK_DTYPE_F16) &&
+           hk_gemm_layout_built(s->lay, s->swap, fp8, a->trans_a, a->trans_b, hk_gemm_promote(a));
 }
 
 /* HK_CUDA_TUNE_GEMM = <shape>[:<split>] (a gemm.h shape id in lower case, e.g. p144, sk64:2, sw16:1, pk64:8)
@@ -66,7 +70,7 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
         hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, fp8_e4m3", hk_dtype_name(a->a_type));
         return HK_ERR_UNSUPPORTED;
     }
-    if (!hk_gemm_built(fp8, fp8 && !a->fp8_fast_accum, a->trans_a, a->trans_b, a->d_type, HK_GEMM_P256)) {
+    if (!hk_gemm_built(a, HK_GEMM_P256)) {
         hk_format(why, why_size, "%s x %s -> %s with trans_a %d, trans_b %d is not covered on sm_90a (fp8: trans_a 0, "
                   "trans_b 1, d bf16 or f32 only)", hk_dtype_name(a->a_type), hk_dtype_name(a->b_type),
                   hk_dtype_name(a->d_type), a->trans_a, a->trans_b);
@@ -135,11 +139,10 @@ static size_t hk_gemm_plan_bytes(const hk_gemm_args *a, int shape, int32_t split
  * where the kernel is built and the split fits the shape (pooled: the workspace holds the parts). */
 static int hk_gemm_plan(const hk_context *ctx, const hk_gemm_args *a, int64_t workspace, int32_t *split)
 {
-    const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
-    const int promote = fp8 && !a->fp8_fast_accum;
+    const int promote = hk_gemm_promote(a);
     const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
     int shape = hk_gemm_forced_shape(split);
-    if (shape >= 0 && hk_gemm_built(fp8, promote, a->trans_a, a->trans_b, a->d_type, shape) &&
+    if (shape >= 0 && hk_gemm_built(a, shape) &&
         (!promote || HK_GEMM_PROMOTE_FITS(hk_gemm_shapes[shape].bm, hk_gemm_shapes[shape].bn))) {
         const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
         const bool pooled = hk_gemm_pooled(sh);
@@ -174,8 +177,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     const uint32_t box_k = HK_GEMM_BOX_K / (uint32_t)ei;
     const int64_t sms = ctx->multiprocessors > 0 ? ctx->multiprocessors : 1;
 
-    /* fp8 without fast accumulation: the tensor cores sum one k-block, the kernel adds the k-blocks in fp32 */
-    const int promote = fp8 && !a->fp8_fast_accum;
+    const int promote = hk_gemm_promote(a);
     int32_t split = 1;
     int shape = hk_gemm_plan(ctx, a, a->workspace ? (int64_t)a->workspace_size : 0, &split);
     const hk_gemm_shape *sh = &hk_gemm_shapes[shape];

@@ -726,7 +726,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * leave none to carry it (ptxas then waits on the wgmma). Those kernels compile to the plain loop below, and a
      * unit whose k-loop did not locate the next one leaves it to the loop's head. */
     constexpr bool locate_early = S::persist && acc_t::regs <= 128 && (sizeof(T) == 2 || S::consumers == 2);
-    static_assert(!lazy || locate_early, "the held pieces are staged where the next unit is located");
+    static_assert(!lazy || locate_early || S::acc32, "the held pieces are staged where the next unit is located or, "
+                                                     "with fp32 accumulation, before its k-loop");
     int next_tile = 0, next_tm = 0, next_tn = 0, next_part = 0, next_kb0 = 0, next_kb1 = 0;
     bool located = false, more = false;
     auto unit_next = [&](int i) {
@@ -770,10 +771,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 release(st);
                 acc.add(prod);
             };
+            stage_held(); /* before the k-loop: no registers to hold it beside the products (PF128) */
             if constexpr (promote_in_flight) {
                 /* two k-block sums alternate: the tensor cores fill one while the consumer adds the other */
                 acc_t pa, pb;
-                stage_held(); /* before the k-loop: no registers to hold it beside the products (PF128) */
                 if (kb0 < kb1) {
                     int st_a = issue(pa), st_b, kb = kb0 + 1;
                     for (; kb + 1 < kb1; kb += 2) {

@@ -121,8 +121,10 @@ static inline bool hk_gemm_layout_built(int lay, int swap, bool fp8, int trans_a
 {
     if (fp8 && (trans_a || !trans_b))
         return false;
-    if (lay == 4 || lay == 5)
-        return fp8 && (lay == 4 || promote);
+    if (lay == 4)
+        return fp8;
+    if (lay == 5)
+        return fp8 && promote;
     if (lay == 2)
         return !fp8 && !trans_a && !trans_b;
     return (!swap || !trans_a) && (lay != 1 || trans_b) && (lay != 3 || trans_b || trans_a);
