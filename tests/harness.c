@@ -436,7 +436,7 @@ double *th_fetch_tensor(const th_ctx *c, const th_tensor *x, const void *dev, bo
 
 th_tol th_tol_for(hk_dtype t, const th_ctx *c)
 {
-    th_tol tol;
+    th_tol tol = {.floor = 0};
     switch (t) {
     case HK_DTYPE_F32:
         tol.norm = c->kind == TH_CPU ? 1e-5 : 1e-4;
@@ -466,7 +466,8 @@ bool th_check(const char *what, const double *out, const double *ref, int64_t n,
             ref2 += ref[i] * ref[i];
             finite++;
         }
-    double rms = finite ? sqrt(ref2 / (double)finite) : 0.0, worst_ratio = 0;
+    const double rms = finite ? sqrt(ref2 / (double)finite) : 0.0, scale = fmax(rms, tol.floor);
+    double worst_ratio = 0;
     for (int64_t i = 0; i < n; ++i) {
         bool ok;
         double diff = 0, allowed = 0;
@@ -476,7 +477,7 @@ bool th_check(const char *what, const double *out, const double *ref, int64_t n,
             ok = false;
         } else {
             diff = fabs(out[i] - ref[i]);
-            allowed = tol.atol * rms + tol.rtol * fabs(ref[i]);
+            allowed = tol.atol * scale + tol.rtol * fabs(ref[i]);
             err2 += diff * diff;
             ok = diff <= allowed;
             if (allowed > 0 && diff / allowed > worst_ratio)
@@ -490,8 +491,8 @@ bool th_check(const char *what, const double *out, const double *ref, int64_t n,
             th_log("%s[%" PRId64 "]: got %.9g, want %.9g (|diff| %.3g > allowed %.3g)", what, i, out[i], ref[i],
                    diff, allowed);
     }
-    double rel = sqrt(err2) / (ref2 > 0 ? sqrt(ref2) : 1e-300);
-    if (ref2 == 0 && err2 == 0)
+    double rel = sqrt(err2 / (double)(finite ? finite : 1)) / (scale > 0 ? scale : 1e-300);
+    if (scale == 0 && err2 == 0)
         rel = 0;
     bool ok = bad == 0 && rel <= tol.norm;
     if (getenv("HK_TEST_VERBOSE")) /* margins, for judging tolerances */

@@ -84,8 +84,9 @@ double *th_fetch_tensor(const th_ctx *c, const th_tensor *x, const void *dev, bo
 
 /* ---------------------------------------------------------------- comparison
  * Passes iff every element is finite where ref is (equal where ref is infinite),
- * ||out - ref|| / ||ref|| <= norm, and |out - ref| <= atol * rms(ref) + rtol * |ref| for every element. */
-typedef struct th_tol { double norm, atol, rtol; } th_tol;
+ * rms(out - ref) / m <= norm, and |out - ref| <= atol * m + rtol * |ref| for every element, where m = max(rms(ref),
+ * floor): floor is the magnitude under which errors count absolutely (0, th_tol_for's: none). */
+typedef struct th_tol { double norm, atol, rtol, floor; } th_tol;
 
 /* Tolerance for a result stored as dtype t on context c (F32: 1e-5 on the CPU, 1e-4 elsewhere). */
 th_tol th_tol_for(hk_dtype t, const th_ctx *c);
