@@ -3,7 +3,7 @@
  * would give it. Prints bytes per cycle per SM and the aggregate rate, so a GEMM shape's k-block time can be read
  * against its load floor (bench/NOTES.md, eleventh session, call 13).
  * INGRESS_POOL=1: the loads of a pooled split (tile orders, clusters); INGRESS_MMA=1: the pooled k-loop with and
- * without its mma. Each row also gives the clock it ran at (INGRESS_WARM=N: N launches first; INGRESS_RANDOM=1:
+ * without its mma; INGRESS_FORMS=1: that k-loop's mma issued in other forms (pool_mma's FORM). Each row also gives the clock it ran at (INGRESS_WARM=N: N launches first; INGRESS_RANDOM=1:
  * random operands instead of 0x3c3c).
  *   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels tma_ingress.cu -lcuda -o tma_ingress */
 #include "tiles/hopper/barrier.cuh"
@@ -230,18 +230,25 @@ __global__ void __launch_bounds__(128, 1)
         cluster_sync(); /* peers may still multicast into or arrive on this CTA */
 }
 
-/* The pooled split's k-loop with its mma (tile-major CTAs, no clusters): a producer warpgroup streams 128 x BN tiles'
- * k-blocks as ingress_pool does, two consumer warpgroups run the GEMM's wgmma on each stage (rows 64 w .. 64 w + 63,
- * every column, both operands from shared memory) and free it one k-block later, as gemm.cu does. MMA_ONLY: the
- * producer fills the ring once and the consumers cycle over its resident stages: the mma's own rate, with no TMA
- * writes into shared memory beside it. Cycles per CTA from its first landed k-block to its last mma's end. */
-template <int BN, bool MMA_ONLY>
+/* The pooled split's k-loop with its mma (tile-major CTAs, no clusters): a producer warpgroup streams BM x BN tiles'
+ * k-blocks as ingress_pool does, two consumer warpgroups run the GEMM's wgmma on each stage (both operands from shared
+ * memory) and free it one k-block later, as gemm.cu does. MMA_ONLY: the producer fills the ring once and the consumers
+ * cycle over its resident stages: the mma's own rate, with no TMA writes into shared memory beside it. Cycles per CTA
+ * from its first landed k-block to its last mma's end.
+ * FORM, how the consumers issue a k-block (INGRESS_FORMS, bench/NOTES.md, thirty-first session): 0 as gemm.cu
+ * (wgmma_kblock: a fence, 4 instructions, a commit; then wait for the k-block before); 1 one fence before the loop,
+ * none per k-block (ptxas adds some: C7519); 2 as 0, waiting for the k-block two before; 4 BM = 256, each consumer
+ * 128 rows as two m64nBN chains over one B (cuBLAS's coopA tiles; MMA_ONLY only: ptxas serializes it beside the
+ * loads); 5 each consumer's 64 x BN as two m64n(BN / 2) chains over one A; 6 consumer 0 alone (MMA_ONLY only).
+ * (Two k-blocks per commit group: ptxas serializes them, C7514.) */
+template <int BM, int BN, bool MMA_ONLY, int FORM = 0>
 __global__ void __launch_bounds__(384, 1)
     pool_mma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int stages, int tiles_m,
              int tiles, int parts, int kblocks, unsigned long long *cycles)
 {
-    constexpr int bm = 128;
-    constexpr uint32_t a_bytes = bm * 128, stage_bytes = (bm + BN) * 128;
+    static_assert(BM == (FORM == 4 ? 256 : 128), "two consumers of 64 rows, or of 128 in FORM 4");
+    static_assert((FORM != 4 && FORM != 6) || MMA_ONLY, "serialized beside the loads / an idle consumer holds the ring");
+    constexpr uint32_t a_bytes = BM * 128, stage_bytes = (BM + BN) * 128;
     extern __shared__ uint8_t smem_raw[];
     uint8_t *smem = swizzle_aligned(smem_raw);
     __shared__ barrier full[max_stages], empty[max_stages];
@@ -265,7 +272,7 @@ __global__ void __launch_bounds__(384, 1)
                 empty[s].wait(phase ^ 1);
                 full[s].arrive_expect_tx(stage_bytes);
                 uint8_t *sa = smem + s * stage_bytes;
-                tma_load_2d(sa, &map_a, full[s], kb * 64, tm * bm);
+                tma_load_2d(sa, &map_a, full[s], kb * 64, tm * BM);
                 tma_load_2d(sa + a_bytes, &map_b, full[s], kb * 64, tn * BN);
                 if (++s == stages) { s = 0; phase ^= 1; }
             }
@@ -274,9 +281,14 @@ __global__ void __launch_bounds__(384, 1)
     }
     warpgroup_reg_alloc<232>();
     const int slab = wg - 1;
-    accum_64xN<BN> acc;
-    acc.zero();
-    int s = 0, prev = -1;
+    if (FORM == 6 && slab == 1) return;
+    using bf16 = __nv_bfloat16;
+    constexpr int chains = FORM == 4 || FORM == 5 ? 2 : 1, CN = FORM == 5 ? BN / 2 : BN;
+    accum_64xN<CN> acc[chains];
+#pragma unroll
+    for (int c = 0; c < chains; ++c) acc[c].zero();
+    if constexpr (FORM == 1) wgmma_fence();
+    int s = 0, prev = -1, prev2 = -1;
     uint32_t phase = 0;
     unsigned long long t0 = 0, g0 = 0;
     if constexpr (MMA_ONLY) {
@@ -284,6 +296,9 @@ __global__ void __launch_bounds__(384, 1)
         t0 = sm_cycles();
         g0 = global_timer();
     }
+    auto free_stage = [&](int st) {
+        if (!MMA_ONLY && st >= 0 && threadIdx.x % 32 == 0) empty[st].arrive();
+    };
     for (int kb = kb0; kb < kb1; ++kb) {
         if constexpr (!MMA_ONLY) {
             full[s].wait(phase);
@@ -292,10 +307,39 @@ __global__ void __launch_bounds__(384, 1)
                 g0 = global_timer();
             }
         }
-        const uint8_t *sa = smem + s * stage_bytes;
-        wgmma_kblock<__nv_bfloat16, false, false, 128>(acc, sa + slab * 8192, sa + a_bytes);
-        wgmma_wait<1>();
-        if (!MMA_ONLY && prev >= 0 && threadIdx.x % 32 == 0) empty[prev].arrive();
+        const uint8_t *sa = smem + s * stage_bytes, *sb = sa + a_bytes;
+        if constexpr (FORM == 0 || FORM == 2 || FORM == 6) {
+            wgmma_kblock<bf16, false, false, 128>(acc[0], sa + slab * 8192, sb);
+        } else {
+            const uint64_t db = smem_desc<128>(sb, 16, 1024);
+            if constexpr (FORM != 1) wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+                if constexpr (FORM == 4) {
+#pragma unroll
+                    for (int c = 0; c < 2; ++c)
+                        wgmma<bf16, false, false>(acc[c], desc_advance(smem_desc<128>(sa + (2 * slab + c) * 8192, 16, 1024), kk * 32),
+                                                  desc_advance(db, kk * 32), 1);
+                } else if constexpr (FORM == 5) {
+                    const uint64_t da = smem_desc<128>(sa + slab * 8192, 16, 1024);
+#pragma unroll
+                    for (int c = 0; c < 2; ++c)
+                        wgmma<bf16, false, false>(acc[c], desc_advance(da, kk * 32), desc_advance(db, c * CN * 128 + kk * 32), 1);
+                } else {
+                    wgmma<bf16, false, false>(acc[0], desc_advance(smem_desc<128>(sa + slab * 8192, 16, 1024), kk * 32),
+                                              desc_advance(db, kk * 32), 1);
+                }
+            }
+            wgmma_commit();
+        }
+        if constexpr (FORM == 2) {
+            wgmma_wait<2>();
+            free_stage(prev2);
+            prev2 = prev;
+        } else {
+            wgmma_wait<1>();
+            free_stage(prev);
+        }
         prev = s;
         if (++s == stages) { s = 0; phase ^= 1; }
     }
@@ -303,7 +347,9 @@ __global__ void __launch_bounds__(384, 1)
     if (threadIdx.x == 128) stamp(cycles, t0, g0);
     float sum = 0.f; /* the accumulator read, or ptxas drops the wgmma whose results die (31 cycles per k-block) */
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) sum += acc.v[i];
+    for (int c = 0; c < chains; ++c)
+#pragma unroll
+        for (int i = 0; i < CN / 2; ++i) sum += acc[c].v[i];
     if (sum == -1.f) cycles[blockIdx.x] = 0;
 }
 
@@ -441,22 +487,23 @@ static void run_pool(int m, int n, int k, int bm, int bn, int parts, int stages,
 
 /* pool_mma on m x n x k in `parts` parts: cycles per k-block from the first one's landing, mean and slowest CTA (the
  * wait for the first is the pipeline fill, not the loop's rate). */
-template <int BN, bool MMA_ONLY> static void run_pool_mma(int m, int n, int k, int parts, int stages)
+template <int BN, bool MMA_ONLY, int FORM = 0, int BM = FORM == 4 ? 256 : 128>
+static void run_pool_mma(int m, int n, int k, int parts, int stages)
 {
-    const int tiles_m = m / 128, tiles = tiles_m * (n / BN), ctas = tiles * parts, kblocks = k / 64;
+    const int tiles_m = m / BM, tiles = tiles_m * (n / BN), ctas = tiles * parts, kblocks = k / 64;
     const ingress_run run(m, n, k, ctas);
-    const CUtensorMap ma = map_rows(run.a, m, k, 128), mb = map_rows(run.b, n, k, BN);
-    const int smem = stages * (128 + BN) * 128 + 1024;
-    auto kernel = pool_mma<BN, MMA_ONLY>;
+    const CUtensorMap ma = map_rows(run.a, m, k, BM), mb = map_rows(run.b, n, k, BN);
+    const int smem = stages * (BM + BN) * 128 + 1024;
+    auto kernel = pool_mma<BM, BN, MMA_ONLY, FORM>;
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const float best = best_event_ms(
         [&] { kernel<<<ctas, 384, smem>>>(ma, mb, stages, tiles_m, tiles, parts, kblocks, run.cyc); });
     double mean, worst, ghz;
     run.cycles(mean, worst, ghz);
     const double steps = (double)kblocks / parts;
-    printf("%5dx%5dx%5d tile 128x%3d parts %2d tile-major stages %2d %-24s ctas %4d: %6.1f cycles per k-block "
+    printf("%5dx%5dx%5d tile %dx%3d form %d parts %2d stages %2d %-24s ctas %4d: %6.1f cycles per k-block "
            "(slowest CTA %6.1f) at %.2f GHz, event time %5.1f us\n",
-           m, n, k, BN, parts, stages, MMA_ONLY ? "mma on resident stages" : "mma beside the loads", ctas,
+           m, n, k, BM, BN, FORM, parts, stages, MMA_ONLY ? "mma on resident stages" : "mma beside the loads", ctas,
            mean / steps, worst / steps, ghz, best * 1e3);
 }
 
@@ -474,6 +521,22 @@ int main()
             run_pool<1, 1>(512, 1024, 16384, 128, 256, 8, 4, 0);
             run_pool_mma<256, true>(512, 1024, 16384, 8, 4);
             run_pool_mma<256, false>(512, 1024, 16384, 8, 4);
+        }
+        return 0;
+    }
+    if (getenv("INGRESS_FORMS")) { /* where P256's k-loop loses 2-4% to the mma's rate (thirty-first session) */
+        for (int rep = 0; rep < 2; ++rep) {
+            run_pool_mma<256, true, 0>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, true, 1>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, true, 2>(512, 1024, 65536, 8, 4);
+            run_pool_mma<128, true, 4>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, true, 5>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, true, 6>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, false, 0>(512, 1024, 65536, 8, 3);
+            run_pool_mma<256, false, 1>(512, 1024, 65536, 8, 3);
+            run_pool_mma<256, false, 0>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, false, 1>(512, 1024, 65536, 8, 4);
+            run_pool_mma<256, false, 2>(512, 1024, 65536, 8, 4);
         }
         return 0;
     }
