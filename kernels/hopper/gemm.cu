@@ -77,7 +77,7 @@ struct gemm_shape {
     static constexpr int producer_regs = consumers == 2 ? 40 : consumers == 3 && BN == 128 ? 32 : 0;
     static_assert(!consumer_regs || 128 * producer_regs + 128 * consumers * consumer_regs <= 65536, "64 Ki registers");
     static constexpr uint32_t a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
-    static constexpr int epi_bufs = HK_GEMM_EPI_BUFS(BM, BN, STAGES, PERSIST, SWAP);
+    static constexpr int epi_bufs = HK_GEMM_EPI_BUFS(PERSIST, SWAP);
     static constexpr uint32_t epi_bytes = epi_bufs * 64 * 128; /* per consumer */
     static constexpr uint32_t smem_bytes = HK_GEMM_SHARED_BYTES(BM, BN, STAGES, PERSIST, SWAP);
     static_assert(STAGES * stage_bytes + consumers * epi_bytes + 1024 == smem_bytes, "gemm.h disagrees");
@@ -266,8 +266,7 @@ __device__ __forceinline__ void gemm_stmatrix_piece(uint8_t *buf, int r, const u
 }
 
 /* A warpgroup's 64 x BN result for 16-bit D, scaled and packed as stmatrix_x4 takes it (words 4g .. 4g + 3 from
- * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's first k-block is
- * issued (PF128: until its k-loop starts). */
+ * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's k-loop starts. */
 template <class TO, int BN> struct gemm_packed {
     uint32_t w[accum_64xN<BN>::regs / 2];
 };
@@ -678,13 +677,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto release = [&](int st) {
         if (arriver) empty[st].arrive();
     };
-    /* Lazy stores (gemm.h; a buffer per piece): the last tile's pieces, staged, leave one per k-block of the next
-     * unit, so the CTAs' stores do not all meet their next tiles' loads at every round's end. The pieces are staged
-     * while that unit's first k-block multiplies: between the k-loops the consumers only scale and pack the result
-     * into registers (held), and the tensor cores no longer wait for the shared stores and their barriers. PF128 (fp32
-     * accumulation only, 16-bit D) stages them before the k-loop: its two k-block products take those registers. */
+    /* Lazy stores (PF128: fp32 accumulation, 16-bit D; a buffer per piece): between the k-loops the consumers only
+     * scale and pack the result into registers (held); the pieces are staged before the next unit's k-loop (its two
+     * k-block products take those registers) and leave one per k-block, so the CTAs' stores do not all meet their
+     * next tiles' loads at every round's end. */
     using pieces = gemm_pieces<TO, bn>;
-    constexpr bool lazy = (HK_GEMM_LAZY(bn, S::persist, S::swap) || S::acc32) && pieces::count <= S::epi_bufs;
+    constexpr bool lazy = S::acc32 && pieces::count <= S::epi_bufs;
     int lazy_left = 0, lazy_row0 = 0, lazy_col0 = 0;
     auto store_next = [&]() {
         if constexpr (lazy) {
@@ -726,8 +724,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * leave none to carry it (ptxas then waits on the wgmma). Those kernels compile to the plain loop below, and a
      * unit whose k-loop did not locate the next one leaves it to the loop's head. */
     constexpr bool locate_early = S::persist && acc_t::regs <= 128 && (sizeof(T) == 2 || S::consumers == 2);
-    static_assert(!lazy || locate_early || S::acc32, "the held pieces are staged where the next unit is located or, "
-                                                     "with fp32 accumulation, before its k-loop");
     int next_tile = 0, next_tm = 0, next_tn = 0, next_part = 0, next_kb0 = 0, next_kb1 = 0;
     bool located = false, more = false;
     auto unit_next = [&](int i) {
@@ -817,7 +813,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                     if (!located) { /* this unit's first k-block */
                         more = unit_at(i + 1, next_tile, next_tm, next_tn, next_part, next_kb0, next_kb1);
                         located = true;
-                        stage_held();
                     }
                 }
                 wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
@@ -845,8 +840,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             else if constexpr (S::swap)
                 gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
             else if constexpr (lazy) {
-                stage_held(); /* a unit without k-blocks */
-                store_all();  /* K of fewer k-blocks than pieces: the tile before leaves before its corner changes */
+                store_all(); /* K of fewer k-blocks than pieces: the tile before leaves before its corner changes */
                 lazy_row0 = tm * bm + slab * 64;
                 lazy_col0 = tn * bn;
                 gemm_pack<TO, bn>(acc, p, lazy_row0, lazy_col0, held);

@@ -28,9 +28,9 @@
  *  M192N128  persistent 192 x 128 tiles in three consumer warpgroups, e4m3 with fp32 accumulation only: while one
  *        consumer adds a k-block's sum, two can keep the tensor cores busy (P192's two consumers: 0.89-0.91x of
  *        cuBLAS's default mode, this shape 0.92-0.99x; bench/NOTES.md);
- *  PF128  P128 for e4m3 with fp32 accumulation only, with P256's lazy stores (staged before the next unit's k-loop:
- *        the two k-block products leave no registers to hold them): +0.7-2.5% over P128 where the lazy stores cost
- *        the other modes of P128 1-5% (bench/NOTES.md, twenty-seventh and twenty-ninth sessions);
+ *  PF128  P128 for e4m3 with fp32 accumulation only, with lazy stores (a tile's pieces staged before the next unit's
+ *        k-loop and stored one per k-block of it): +0.7-2.5% over P128 where the lazy stores cost the other modes of
+ *        P128 1-5% (bench/NOTES.md, twenty-seventh and twenty-ninth sessions);
  *  SK64  one 64 x 64 tile per CTA (one consumer warpgroup), clusters of 2; with params.split = 2 both CTAs of a
  *        cluster share a tile, each taking half of K, and add their partial tiles through distributed shared
  *        memory (no workspace), each storing half of its columns. For long K over at most half a wave of
@@ -61,7 +61,7 @@
  * kernel's own (swapped) m x n. */
 #define HK_GEMM_SHAPES(X)                                                                                       \
     X(P320, _n320, 128, 320, 3, 1, 1, 0, 0, 0)                                                                  \
-    X(P256, , 128, 256, 3, 1, 1, 0, 0, 0)                                                                       \
+    X(P256, , 128, 256, 4, 1, 1, 0, 0, 0)                                                                       \
     X(P208, _n208, 128, 208, 4, 1, 1, 0, 1, 0)                                                                  \
     X(P192, _n192, 128, 192, 4, 1, 1, 0, 0, 0)                                                                  \
     X(P168, _n168, 128, 168, 4, 1, 1, 0, 1, 0)                                                                  \
@@ -384,22 +384,13 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
  * store from registers); 1 KiB alignment slack. */
 #define HK_GEMM_REG_STORE(persist, swap) ((swap) && !(persist))
 #define HK_GEMM_SMEM_LIMIT 232448 /* dynamic shared memory per CTA on sm_90 (227 KiB) */
-/* Lazy stores: where a persistent 256-wide tile's pieces all fit its store buffers, the consumer stages them at once
- * (while its next unit's first k-block multiplies) and issues their stores one per k-block of that unit (gemm.cu)
- * instead of all CTAs storing together at the end of every round (H200: +1-1.4% on P256's multi-round shapes; on P96
- * they cost 3-5% at 1152^3 and 1216^3, elsewhere +-0.5%; staged under the first k-block, e4m3 +0.5-1%; for P128 and
- * P192 -1% to -5%, but for P128 with fp32 accumulation +0.7-2.5%, so PF128 has them: bench/NOTES.md). Store buffers
- * per consumer: lazy shapes take what the ring leaves of the limit, up to 8; others 2. */
-#define HK_GEMM_LAZY(bn, persist, swap) ((persist) && !(swap) && (bn) == 256)
-#define HK_GEMM_EPI_FIT(bm, bn, stages)                                                                               \
-    ((HK_GEMM_SMEM_LIMIT - 1024 - (stages) * ((bm) + (bn)) * 128) / ((bm) / 64 * 8192))
-#define HK_GEMM_EPI_BUFS(bm, bn, stages, persist, swap)                                                               \
-    (HK_GEMM_REG_STORE(persist, swap)                                   ? 0                                            \
-     : !HK_GEMM_LAZY(bn, persist, swap) || HK_GEMM_EPI_FIT(bm, bn, stages) < 2 ? 2                                    \
-     : HK_GEMM_EPI_FIT(bm, bn, stages) > 8                             ? 8                                            \
-                                                                       : HK_GEMM_EPI_FIT(bm, bn, stages))
+/* Two store buffers per consumer. P256 had the ring's leftover for five, so that a tile's pieces, staged at once, left
+ * one per k-block of the next unit (lazy stores, +1-1.4% in the twenty-fourth session); a fourth ring stage in their
+ * place now gains more (its loads land in time where three stages left the k-loop waiting: bench/NOTES.md,
+ * thirty-first session). PF128 keeps the lazy stores: its two pieces fit two buffers. */
+#define HK_GEMM_EPI_BUFS(persist, swap) (HK_GEMM_REG_STORE(persist, swap) ? 0 : 2)
 #define HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap)                                                           \
-    ((stages) * ((bm) + (bn)) * 128 + (bm) / 64 * HK_GEMM_EPI_BUFS(bm, bn, stages, persist, swap) * 8192 + 1024)
+    ((stages) * ((bm) + (bn)) * 128 + (bm) / 64 * HK_GEMM_EPI_BUFS(persist, swap) * 8192 + 1024)
 /* Columns per TMA box of a tile `cols` wide of an M/N-contiguous operand: 64 (rows of 128 bytes, 128-byte
  * swizzle), or 32 (64 bytes, 64-byte swizzle) where the width is 32 past a multiple of 64. */
 #define HK_GEMM_MN_BOX(cols) ((cols) % 64 ? 32 : 64)
