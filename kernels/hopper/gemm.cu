@@ -282,19 +282,19 @@ __device__ __forceinline__ void gemm_pack(const accum_64xN<BN> &acc, const gemm_
         for (int q = 0; q < 4; ++q) out.w[r / 2 + q] = w[q];
     }
 }
-/* Stage packed pieces in the lazy epilogue's buffers, piece j in buffer j (column chunks only: BN a multiple of 64),
- * once the stores of the tile before have read them. */
-template <class TO, int BN>
+/* Stage packed pieces First .. First + Count - 1 in the lazy epilogue's buffers, piece j in buffer j - First (column
+ * chunks only: BN a multiple of 64), once the stores of the pieces there before have read them. */
+template <class TO, int BN, int First, int Count>
 __device__ __forceinline__ void gemm_stage_packed(const gemm_packed<TO, BN> &in, uint8_t *stage, int slab)
 {
     using pc = gemm_pieces<TO, BN>;
-    static_assert(sizeof(TO) == 2 && pc::tail == 0, "16-bit column chunks");
+    static_assert(sizeof(TO) == 2 && pc::tail == 0 && First + Count <= pc::count, "16-bit column chunks");
     if (thread() % 128 == 0) tma_store_wait_read<0>();
     named_barrier_sync(1 + slab, 128);
 #pragma unroll
-    for (int r = 0; r < accum_64xN<BN>::regs; r += 8) {
+    for (int r = First * pc::regs; r < (First + Count) * pc::regs; r += 8) {
         const uint32_t w[4] = {in.w[r / 2], in.w[r / 2 + 1], in.w[r / 2 + 2], in.w[r / 2 + 3]};
-        gemm_stmatrix_piece<TO, BN>(stage + r / pc::regs * (64 * 128), r, w);
+        gemm_stmatrix_piece<TO, BN>(stage + (r / pc::regs - First) * (64 * 128), r, w);
     }
     fence_proxy_async();
     named_barrier_sync(1 + slab, 128);
@@ -677,35 +677,48 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     auto release = [&](int st) {
         if (arriver) empty[st].arrive();
     };
-    /* Lazy stores (PF128: fp32 accumulation, 16-bit D; a buffer per piece): between the k-loops the consumers only
-     * scale and pack the result into registers (held); the pieces are staged before the next unit's k-loop (its two
-     * k-block products take those registers) and leave one per k-block, so the CTAs' stores do not all meet their
-     * next tiles' loads at every round's end. */
+    /* Lazy stores (P256 and PF128, 16-bit D): between the k-loops the consumers only scale and pack the result into
+     * registers (held), and the tensor cores do not wait for the shared stores and their barriers; the pieces leave
+     * one per k-block of the next unit, so the CTAs' stores do not all meet their next tiles' loads at every round's
+     * end. They are staged a buffer's worth at a time: the first batch while that unit's first k-block multiplies
+     * (PF128: before its k-loop, since its two k-block products take those registers), P256's second once the
+     * first has been read. */
     using pieces = gemm_pieces<TO, bn>;
-    constexpr bool lazy = S::acc32 && pieces::count <= S::epi_bufs;
+    constexpr int batch = pieces::count < S::epi_bufs ? pieces::count : S::epi_bufs;
+    constexpr bool lazy = (S::acc32 || (S::persist && !S::swap && bn == 256)) && sizeof(TO) == 2 && pieces::tail == 0 &&
+                          pieces::count <= 2 * batch;
     int lazy_left = 0, lazy_row0 = 0, lazy_col0 = 0;
+    gemm_packed<TO, bn> held; /* the tile at (lazy_row0, lazy_col0) */
+    bool holding = false;
     auto store_next = [&]() {
         if constexpr (lazy) {
             if (lazy_left > 0) {
                 const int j = pieces::count - lazy_left;
                 if (thread() % 128 == 0) {
-                    gemm_store_piece<TO, bn>(map_d, map_t, epi + j * (64 * 128), j, lazy_row0, lazy_col0);
+                    gemm_store_piece<TO, bn>(map_d, map_t, epi + j % batch * (64 * 128), j, lazy_row0, lazy_col0);
                     tma_store_commit();
                 }
                 --lazy_left;
             }
         }
     };
-    auto store_all = [&]() {
-        while (lazy_left > 0) store_next();
+    /* P256's second batch, once the first has left (called before store_next) */
+    auto stage_rest = [&]() {
+        if constexpr (lazy && pieces::count > batch) {
+            if (lazy_left == pieces::count - batch) gemm_stage_packed<TO, bn, batch, pieces::count - batch>(held, epi, slab);
+        }
     };
-    gemm_packed<TO, bn> held; /* the tile at (lazy_row0, lazy_col0) */
-    bool holding = false;
+    auto store_all = [&]() {
+        while (lazy_left > 0) {
+            stage_rest();
+            store_next();
+        }
+    };
     auto stage_held = [&]() {
         if constexpr (lazy) {
             if (holding) {
                 holding = false;
-                gemm_stage_packed<TO, bn>(held, epi, slab);
+                gemm_stage_packed<TO, bn, 0, batch>(held, epi, slab);
                 lazy_left = pieces::count;
             }
         }
@@ -724,6 +737,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * leave none to carry it (ptxas then waits on the wgmma). Those kernels compile to the plain loop below, and a
      * unit whose k-loop did not locate the next one leaves it to the loop's head. */
     constexpr bool locate_early = S::persist && acc_t::regs <= 128 && (sizeof(T) == 2 || S::consumers == 2);
+    static_assert(!lazy || locate_early || S::acc32, "the held pieces are staged where the next unit is located or, "
+                                                     "with fp32 accumulation, before its k-loop");
     int next_tile = 0, next_tm = 0, next_tn = 0, next_part = 0, next_kb0 = 0, next_kb1 = 0;
     bool located = false, more = false;
     auto unit_next = [&](int i) {
@@ -743,6 +758,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
                 release(s);
+                stage_rest();
                 store_next();
                 if (++s == stages) { s = 0; phase ^= 1; }
             }
@@ -757,6 +773,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                 full[s].wait(phase);
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(prod, sa + slab * 8192, sa + S::a_bytes, true);
+                stage_rest();
                 store_next();
                 const int used = s;
                 if (++s == stages) { s = 0; phase ^= 1; }
@@ -813,8 +830,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                     if (!located) { /* this unit's first k-block */
                         more = unit_at(i + 1, next_tile, next_tm, next_tn, next_part, next_kb0, next_kb1);
                         located = true;
+                        stage_held();
                     }
                 }
+                stage_rest();
                 wgmma_wait<1>(); /* the previous k-block's mma is done: release its stage */
                 if (prev >= 0) release(prev);
                 store_next();
@@ -840,7 +859,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             else if constexpr (S::swap)
                 gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
             else if constexpr (lazy) {
-                store_all(); /* K of fewer k-blocks than pieces: the tile before leaves before its corner changes */
+                stage_held(); /* a unit without k-blocks */
+                store_all();  /* K of fewer k-blocks than pieces: the tile before leaves before its corner changes */
                 lazy_row0 = tm * bm + slab * 64;
                 lazy_col0 = tn * bn;
                 gemm_pack<TO, bn>(acc, p, lazy_row0, lazy_col0, held);

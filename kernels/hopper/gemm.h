@@ -384,10 +384,10 @@ static inline int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, in
  * store from registers); 1 KiB alignment slack. */
 #define HK_GEMM_REG_STORE(persist, swap) ((swap) && !(persist))
 #define HK_GEMM_SMEM_LIMIT 232448 /* dynamic shared memory per CTA on sm_90 (227 KiB) */
-/* Two store buffers per consumer. P256 had the ring's leftover for five, so that a tile's pieces, staged at once, left
- * one per k-block of the next unit (lazy stores, +1-1.4% in the twenty-fourth session); a fourth ring stage in their
- * place now gains more (its loads land in time where three stages left the k-loop waiting: bench/NOTES.md,
- * thirty-first session). PF128 keeps the lazy stores: its two pieces fit two buffers. */
+/* Two store buffers per consumer. P256 had the ring's leftover for five, so that a tile's four pieces were staged at
+ * once for its lazy stores (one per k-block of the next unit, gemm.cu); a fourth ring stage in their place gains more
+ * (its loads land in time where three stages left the k-loop waiting: bench/NOTES.md, thirty-first session), and the
+ * lazy stores now stage two pieces at a time. */
 #define HK_GEMM_EPI_BUFS(persist, swap) (HK_GEMM_REG_STORE(persist, swap) ? 0 : 2)
 #define HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap)                                                           \
     ((stages) * ((bm) + (bn)) * 128 + (bm) / 64 * HK_GEMM_EPI_BUFS(persist, swap) * 8192 + 1024)
