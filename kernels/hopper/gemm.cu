@@ -266,7 +266,7 @@ __device__ __forceinline__ void gemm_stmatrix_piece(uint8_t *buf, int r, const u
 }
 
 /* A warpgroup's 64 x BN result for 16-bit D, scaled and packed as stmatrix_x4 takes it (words 4g .. 4g + 3 from
- * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until the next unit's k-loop starts. */
+ * registers 8g .. 8g + 7): the lazy epilogue's pieces, held in registers until they are staged (gemm_body). */
 template <class TO, int BN> struct gemm_packed {
     uint32_t w[accum_64xN<BN>::regs / 2];
 };
@@ -682,7 +682,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * one per k-block of the next unit, so the CTAs' stores do not all meet their next tiles' loads at every round's
      * end. They are staged a buffer's worth at a time: the first batch while that unit's first k-block multiplies
      * (PF128: before its k-loop, since its two k-block products take those registers), P256's second once the
-     * first has been read. */
+     * first has been read. Other widths do without: on P96, P128 and P192 they cost 1-5% (bench/NOTES.md, twenty-fourth
+     * to twenty-eighth sessions). */
     using pieces = gemm_pieces<TO, bn>;
     constexpr int batch = pieces::count < S::epi_bufs ? pieces::count : S::epi_bufs;
     constexpr bool lazy = (S::acc32 || (S::persist && !S::swap && bn == 256)) && sizeof(TO) == 2 && pieces::tail == 0 &&
@@ -702,7 +703,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             }
         }
     };
-    /* P256's second batch, once the first has left (called before store_next) */
+    /* P256's second batch, once the first has left; called before each store_next (inside it, CUDA 13's cicc
+     * crashes) */
     auto stage_rest = [&]() {
         if constexpr (lazy && pieces::count > batch) {
             if (lazy_left == pieces::count - batch) gemm_stage_packed<TO, bn, batch, pieces::count - batch>(held, epi, slab);
