@@ -3,8 +3,8 @@
  * would give it. Prints bytes per cycle per SM and the aggregate rate, so a GEMM shape's k-block time can be read
  * against its load floor (bench/NOTES.md, eleventh session, call 13).
  * INGRESS_POOL=1: the loads of a pooled split (tile orders, clusters); INGRESS_MMA=1: the pooled k-loop with and
- * without its mma; INGRESS_FORMS=1: that k-loop's mma issued in other forms (pool_mma's FORM). Each row also gives the clock it ran at (INGRESS_WARM=N: N launches first; INGRESS_RANDOM=1:
- * random operands instead of 0x3c3c).
+ * without its mma; INGRESS_FORMS=1: that k-loop's mma issued in other forms (pool_mma's FORM). Each row also gives
+ * the clock it ran at (INGRESS_WARM=N: N launches first; INGRESS_RANDOM=1: random operands instead of 0x3c3c).
  *   nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels tma_ingress.cu -lcuda -o tma_ingress */
 #include "tiles/hopper/barrier.cuh"
 #include "tiles/hopper/memory.cuh"
@@ -312,22 +312,22 @@ __global__ void __launch_bounds__(384, 1)
             wgmma_kblock<bf16, false, false, 128>(acc[0], sa + slab * 8192, sb);
         } else {
             const uint64_t db = smem_desc<128>(sb, 16, 1024);
+            auto da = [&](int rows64) { return smem_desc<128>(sa + rows64 * 8192, 16, 1024); }; /* 64 rows of A */
             if constexpr (FORM != 1) wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk) {
                 if constexpr (FORM == 4) {
 #pragma unroll
                     for (int c = 0; c < 2; ++c)
-                        wgmma<bf16, false, false>(acc[c], desc_advance(smem_desc<128>(sa + (2 * slab + c) * 8192, 16, 1024), kk * 32),
+                        wgmma<bf16, false, false>(acc[c], desc_advance(da(2 * slab + c), kk * 32),
                                                   desc_advance(db, kk * 32), 1);
                 } else if constexpr (FORM == 5) {
-                    const uint64_t da = smem_desc<128>(sa + slab * 8192, 16, 1024);
 #pragma unroll
-                    for (int c = 0; c < 2; ++c)
-                        wgmma<bf16, false, false>(acc[c], desc_advance(da, kk * 32), desc_advance(db, c * CN * 128 + kk * 32), 1);
+                    for (int c = 0; c < 2; ++c) /* B's rows c * CN .. */
+                        wgmma<bf16, false, false>(acc[c], desc_advance(da(slab), kk * 32),
+                                                  desc_advance(db, c * CN * 128 + kk * 32), 1);
                 } else {
-                    wgmma<bf16, false, false>(acc[0], desc_advance(smem_desc<128>(sa + slab * 8192, 16, 1024), kk * 32),
-                                              desc_advance(db, kk * 32), 1);
+                    wgmma<bf16, false, false>(acc[0], desc_advance(da(slab), kk * 32), desc_advance(db, kk * 32), 1);
                 }
             }
             wgmma_commit();
