@@ -7,7 +7,8 @@
  * With -DHK_GEMM_TRACE the kernels record per-CTA global-timer stamps (gemm.cu) and HK_BENCH_TRACE=1 prints them
  * for each one-unit configuration of a timed row: when the CTAs start, end their k-loop and exit. HK_BENCH_CLOCK=1
  * reads the SM clock beside every contender of a timed row (clock_during); HK_BENCH_OFFSET=0,1048576 times each row
- * once per offset of A and B into their allocations. */
+ * once per offset of A and B into their allocations; HK_BENCH_GROUPS=8,16 times the persistent default with those
+ * walk groups (tile rows per group) before the library's. */
 #include "hopper/gemm.cu"
 
 #include <cublasLt.h>
@@ -109,7 +110,7 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
  * the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation (promote: 1 k-blocks summed in fp32,
  * the library's default; 0 the tensor cores' fast accumulation), the finale of persistent shapes (-1 gemm.h's rule,
  * the library's choice; 0 or 1 none; 2 or 3 that many parts forced). */
-struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0, finale = 0; };
+struct cfg_t { int shape, split, group_m /* 0: the library's */, direct, pdl = -1, promote = 0, nosum = 0, finale = 0; };
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
@@ -137,7 +138,7 @@ static std::string cfg_name(const cfg_t &c)
     if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
     return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") +
            (c.nosum ? " nosum" : "") +
-           (c.finale > 0 ? " f" + std::to_string(c.finale) : "");
+           (c.finale > 0 ? " f" + std::to_string(c.finale) : "") + (c.group_m ? " g" + std::to_string(c.group_m) : "");
 }
 
 static int num_sms;
@@ -149,7 +150,7 @@ static cfg_t default_cfg(int64_t m, int64_t n, int64_t k, bool ta, dt in, bool t
 {
     int32_t split = 1;
     const int shape = hk_gemm_route(m, n, k, ta, tb, HK_GEMM_BOX_K / dsize(in), promote, num_sms, hk_ws_bytes, &split);
-    return cfg_t{shape, split, 8, 0, -1, promote, 0, -1}; /* the finale where gemm.h's rule takes it */
+    return cfg_t{shape, split, 0, 0, -1, promote, 0, -1}; /* the finale where gemm.h's rule takes it */
 }
 /* Configuration c runs the problem: its kernel is built, and fp32 accumulation fits its registers. */
 static bool runs(const cfg_t &c, dt in, bool ta, bool tb, dt out)
@@ -266,7 +267,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     gemm_params p;
     memset(&p, 0, sizeof p);
     p.m = km; p.n = kn; p.k = q.k;
-    p.group_m = c.group_m;
+    p.group_m = c.group_m ? c.group_m : HK_GEMM_GROUP_M;
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.split = run_split(sh, c);
@@ -928,7 +929,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
             const int tiles_m = (int)hk_gemm_cdiv(sh.swap ? n : m, sh.bm); /* the kernel's m: swapped, the caller's n */
             gemm_params walk{};
-            walk.group_m = c.group_m;
+            walk.group_m = c.group_m ? c.group_m : HK_GEMM_GROUP_M;
             hk_gemm_set_walk(&walk, tiles_m, (int)hk_gemm_cdiv(sh.swap ? m : n, sh.bn));
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
@@ -998,13 +999,13 @@ int main(int argc, char **argv)
     for (int sh = 0; sh < NSHAPES; ++sh) {
         if (only && !in_list(only, all_shapes[sh].name))
             continue;
-        modes.push_back({sh, 1, 8, 0});
+        modes.push_back({sh, 1, 0, 0});
         if (all_shapes[sh].persist) /* the finale in 2 and 3 parts */
-            for (int parts : {2, 3}) modes.push_back({sh, 1, 8, 0, -1, 0, 0, parts});
-        if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 8, 0});
+            for (int parts : {2, 3}) modes.push_back({sh, 1, 0, 0, -1, 0, 0, parts});
+        if (all_shapes[sh].cluster == 2) modes.push_back({sh, 2, 0, 0});
         if (pooled_fits(all_shapes[sh])) { /* K in uneven thirds through the workspace; more parts than k-blocks */
-            modes.push_back({sh, 3, 8, 0});
-            modes.push_back({sh, HK_GEMM_POOLED_MAX, 8, 0});
+            modes.push_back({sh, 3, 0, 0});
+            modes.push_back({sh, HK_GEMM_POOLED_MAX, 0, 0});
         }
     }
     if (!bench_only) {
@@ -1087,7 +1088,7 @@ int main(int argc, char **argv)
         chain_check(128, 2048, 2048, false, true, 20);                                  /* SK64, K split over a cluster */
         chain_check(16, 4096, 4096, false, true, 20);                                   /* SW16, split 2 */
         chain_check(48, 2048, 2048, false, false, 20);                                  /* SW64 nn */
-        const cfg_t pk64{PK64, 8, 8, 0}; /* K split through the workspace, reused call after call (forced: the route
+        const cfg_t pk64{PK64, 8, 0, 0}; /* K split through the workspace, reused call after call (forced: the route
                                           * takes it for long k only, which a chain's n = k cannot have over few tiles) */
         chain_check(64, 512, 512, false, true, 20, &pk64);
     }
@@ -1103,10 +1104,10 @@ int main(int argc, char **argv)
     auto def = [](int m, int n, int k, dt in = BF16, bool ta = false, bool tb = true, bool promote = false) {
         return default_cfg(m, n, k, ta, in, tb, promote);
     };
-    const cfg_t p256{P256, 1, 8, 0}, p208{P208, 1, 8, 0}, p192{P192, 1, 8, 0}, p168{P168, 1, 8, 0};
-    const cfg_t p144{P144, 1, 8, 0}, p128{P128, 1, 8, 0}, p96{P96, 1, 8, 0}, m64{M64, 1, 8, 0};
-    const cfg_t t208{T208, 1, 8, 0}, t168{T168, 1, 8, 0}, t144{T144, 1, 8, 0}, t96{T96, 1, 8, 0};
-    const cfg_t p320{P320, 1, 8, 0}, m192n96{M192N96, 1, 8, 0};
+    const cfg_t p256{P256, 1, 0, 0}, p208{P208, 1, 0, 0}, p192{P192, 1, 0, 0}, p168{P168, 1, 0, 0};
+    const cfg_t p144{P144, 1, 0, 0}, p128{P128, 1, 0, 0}, p96{P96, 1, 0, 0}, m64{M64, 1, 0, 0};
+    const cfg_t t208{T208, 1, 0, 0}, t168{T168, 1, 0, 0}, t144{T144, 1, 0, 0}, t96{T96, 1, 0, 0};
+    const cfg_t p320{P320, 1, 0, 0}, m192n96{M192N96, 1, 0, 0};
     if (profiling) { /* the default shape against the cuBLAS kernels, one call each under ncu */
         for (int s : {512, 1536}) bench(s, s, s, BF16, false, true, blas, 1, {def(s, s, s)}, 0);
         return 0;
@@ -1132,9 +1133,9 @@ int main(int argc, char **argv)
                 for (int sh = 0; sh < NSHAPES; ++sh) {
                     if (it.substr(0, colon) != all_shapes[sh].name) continue;
                     if (colon != std::string::npos)
-                        cfgs.push_back(cfg_t{sh, atoi(it.c_str() + colon + 1), 8, 0});
+                        cfgs.push_back(cfg_t{sh, atoi(it.c_str() + colon + 1), 0, 0});
                     else
-                        for (int split = 1; split <= all_shapes[sh].cluster; ++split) cfgs.push_back(cfg_t{sh, split, 8, 0});
+                        for (int split = 1; split <= all_shapes[sh].cluster; ++split) cfgs.push_back(cfg_t{sh, split, 0, 0});
                 }
             }
         }
@@ -1145,6 +1146,12 @@ int main(int argc, char **argv)
                 for (const std::string &it : list_items(fin)) {
                     cfgs.push_back(library);
                     cfgs.back().finale = atoi(it.c_str()) > 1 ? atoi(it.c_str()) : 1; /* 1: none */
+                }
+        if (const char *groups = getenv("HK_BENCH_GROUPS")) /* e.g. "8,16": the default with other walk groups first */
+            if (all_shapes[library.shape].persist)
+                for (const std::string &it : list_items(groups)) {
+                    cfgs.push_back(library);
+                    cfgs.back().group_m = atoi(it.c_str());
                 }
         cfgs.push_back(library);
         const char *offsets = getenv("HK_BENCH_OFFSET"); /* e.g. 0,4096,1048576: where the operands start */
