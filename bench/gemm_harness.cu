@@ -105,12 +105,12 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
     return s.bf16[ta * 2 + tb][o];
 }
 
-/* One hk configuration: launch shape, k-split (non-persistent shapes), group rows, epilogue (direct: 0 TMA
- * stores, 1 registers), launch (pdl: 1 programmatic dependent launch as backends/cuda/gemm.c, 0 plain, -1
- * the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation (promote: 1 k-blocks summed in fp32,
- * the library's default; 0 the tensor cores' fast accumulation), the finale of persistent shapes (-1 gemm.h's rule,
- * the library's choice; 0 or 1 none; 2 or 3 that many parts forced). */
-struct cfg_t { int shape, split, group_m /* 0: the library's */, direct, pdl = -1, promote = 0, nosum = 0, finale = 0; };
+/* One hk configuration: launch shape, k-split (non-persistent shapes), walk group rows (0: gemm.h's),
+ * epilogue (direct: 0 TMA stores, 1 registers), launch (pdl: 1 programmatic dependent launch as
+ * backends/cuda/gemm.c, 0 plain, -1 the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation
+ * (promote: 1 k-blocks summed in fp32, the library's default; 0 the tensor cores' fast accumulation), the finale
+ * of persistent shapes (-1 gemm.h's rule, the library's choice; 0 or 1 none; 2 or 3 that many parts forced). */
+struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0, finale = 0; };
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
@@ -137,8 +137,8 @@ static std::string cfg_name(const cfg_t &c)
     std::string r = s.name;
     if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
     return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") +
-           (c.nosum ? " nosum" : "") +
-           (c.finale > 0 ? " f" + std::to_string(c.finale) : "") + (c.group_m ? " g" + std::to_string(c.group_m) : "");
+           (c.nosum ? " nosum" : "") + (c.finale > 0 ? " f" + std::to_string(c.finale) : "") +
+           (c.group_m ? " g" + std::to_string(c.group_m) : "");
 }
 
 static int num_sms;
