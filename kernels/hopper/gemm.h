@@ -11,9 +11,9 @@
 
 #define HK_GEMM_BOX_K 128  /* bytes of K per k-block (64 bf16 or 128 e4m3): one 128-byte swizzle row */
 #define HK_GEMM_EPI_ROWS 64 /* D store box: 64 rows x 128 bytes */
-/* Tile rows per L2 group of the persistent walk: with 132 SMs a round runs 11 whole columns of a group. Against 8, the
- * large shapes read fewer bytes from DRAM and, under the power cap, keep a higher clock (bench/NOTES.md, thirty-second
- * session). */
+/* Tile rows per L2 group of the persistent walk: with 132 SMs a round runs 11 whole columns of a group. The walk sets
+ * how many bytes come from DRAM, which under the power cap costs clock; against 8, the large shapes run 0.6-1.3%
+ * faster there (bench/NOTES.md, thirty-second session; the DRAM bytes of 12 itself were not counted). */
 #define HK_GEMM_GROUP_M 12
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
