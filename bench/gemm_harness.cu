@@ -114,6 +114,7 @@ struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum =
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
+static int cfg_group(const cfg_t &c) { return c.group_m ? c.group_m : HK_GEMM_GROUP_M; }
 /* `name` is an item of the comma-separated list `list`. */
 static bool in_list(const char *list, const std::string &name)
 {
@@ -267,7 +268,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     gemm_params p;
     memset(&p, 0, sizeof p);
     p.m = km; p.n = kn; p.k = q.k;
-    p.group_m = c.group_m ? c.group_m : HK_GEMM_GROUP_M;
+    p.group_m = cfg_group(c);
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.split = run_split(sh, c);
@@ -929,7 +930,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
             const int tiles_m = (int)hk_gemm_cdiv(sh.swap ? n : m, sh.bm); /* the kernel's m: swapped, the caller's n */
             gemm_params walk{};
-            walk.group_m = c.group_m ? c.group_m : HK_GEMM_GROUP_M;
+            walk.group_m = cfg_group(c);
             hk_gemm_set_walk(&walk, tiles_m, (int)hk_gemm_cdiv(sh.swap ? m : n, sh.bn));
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
