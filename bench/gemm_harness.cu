@@ -114,7 +114,6 @@ struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum =
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
-static int cfg_group(const cfg_t &c) { return c.group_m ? c.group_m : HK_GEMM_GROUP_M; }
 /* `name` is an item of the comma-separated list `list`. */
 static bool in_list(const char *list, const std::string &name)
 {
@@ -223,6 +222,14 @@ struct problem {
     float alpha, beta;
 };
 
+/* The walk group configuration c runs problem q with: its own, or (0) the library's (gemm.h hk_gemm_walk_group) */
+static int cfg_group(const cfg_t &c, const problem &q)
+{
+    const shape_info &sh = all_shapes[c.shape];
+    const int64_t tiles = hk_gemm_cdiv(q.m, sh.swap ? sh.bn : sh.bm) * hk_gemm_cdiv(q.n, sh.swap ? sh.bm : sh.bn);
+    return c.group_m ? c.group_m : hk_gemm_walk_group(q.ta, q.tb, tiles, num_sms);
+}
+
 /* One kernel of configuration c: plainly, or as the library launches (cfg pdl), so that it may start while the
  * stream's previous kernel runs (gemm.cu waits); an error (also inside a capture) shows in the caller's
  * cudaGetLastError or the capture's end. */
@@ -268,7 +275,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     gemm_params p;
     memset(&p, 0, sizeof p);
     p.m = km; p.n = kn; p.k = q.k;
-    p.group_m = cfg_group(c);
+    p.group_m = cfg_group(c, q);
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.split = run_split(sh, c);
@@ -547,8 +554,8 @@ static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int
     for (size_t j = 0; j < nf; ++j) for (int i = 0; i < 3; ++i) unit(j);
     CK(cudaStreamSynchronize(st));
     /* Each repeat times the contenders in a new order (a fixed pseudo-random shuffle), so that none always follows
-     * the same one: in a fixed order, identical configurations read up to 3.7% apart on one-round rows
-     * (bench/NOTES.md, thirty-third session) */
+     * the same one (in the experiment scripts' fixed order the contender right after torch read up to 1.3% low:
+     * bench/NOTES.md, thirty-third session) */
     std::vector<size_t> order(nf);
     for (size_t j = 0; j < nf; ++j) order[j] = j;
     uint32_t lcg = 12345;
@@ -944,7 +951,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
             const int tiles_m = (int)hk_gemm_cdiv(sh.swap ? n : m, sh.bm); /* the kernel's m: swapped, the caller's n */
             gemm_params walk{};
-            walk.group_m = cfg_group(c);
+            walk.group_m = cfg_group(c, q);
             hk_gemm_set_walk(&walk, tiles_m, (int)hk_gemm_cdiv(sh.swap ? m : n, sh.bn));
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");

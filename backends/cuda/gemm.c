@@ -208,7 +208,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         .m = (int32_t)km,
         .n = (int32_t)kn,
         .k = (int32_t)a->k,
-        .group_m = HK_GEMM_GROUP_M,
+        .group_m = hk_gemm_walk_group(a->trans_a, a->trans_b, tiles_m * tiles_n, sms),
         .tma_store = !pooled && hk_gemm_tma_store_ok(sh->persist, sh->swap, a->d, a->ldd, a->n, (int64_t)eo),
         .split = split,
         .promote = promote,

@@ -15,6 +15,14 @@
  * how many bytes come from DRAM, which under the power cap costs clock; against 8, the large shapes run 0.6-1.3%
  * faster there (bench/NOTES.md, thirty-second session; the DRAM bytes of 12 itself were not counted). */
 #define HK_GEMM_GROUP_M 12
+/* The walk's group for a call: HK_GEMM_GROUP_M, but groups of 4 tile rows for tn (A and B both MN-major) where the
+ * tiles fill one round, which sets only which block runs which tile: +2-3% at tn 1152^3 (P96) and 1536^3 (M192N96),
+ * level at 1216^3 (P128), with the harness's order shuffled (bench/NOTES.md, thirty-third session). Other layouts
+ * split there (nt 1088^3 +3.5%, nt 1216^3 -3.1%) and keep 12. */
+static inline int32_t hk_gemm_walk_group(int trans_a, int trans_b, int64_t tiles, int64_t sms)
+{
+    return trans_a && !trans_b && tiles <= sms ? 4 : HK_GEMM_GROUP_M;
+}
 
 /* Launch shapes, one kernel family each (name suffix). Columns: id, suffix, tile rows (64 per consumer
  * warpgroup), tile columns, ring stages, cluster size, persistent, swapped operands, layouts built (0: all
