@@ -222,11 +222,10 @@ struct problem {
     float alpha, beta;
 };
 
-/* The walk group configuration c runs problem q with: its own, or (0) the library's (gemm.h hk_gemm_walk_group) */
-static int cfg_group(const cfg_t &c, const problem &q)
+/* The walk group configuration c runs problem q's `tiles` with: its own, or (0) the library's (gemm.h
+ * hk_gemm_walk_group) */
+static int cfg_group(const cfg_t &c, const problem &q, int64_t tiles)
 {
-    const shape_info &sh = all_shapes[c.shape];
-    const int64_t tiles = hk_gemm_cdiv(q.m, sh.swap ? sh.bn : sh.bm) * hk_gemm_cdiv(q.n, sh.swap ? sh.bm : sh.bn);
     return c.group_m ? c.group_m : hk_gemm_walk_group(q.ta, q.tb, tiles, num_sms);
 }
 
@@ -275,7 +274,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     gemm_params p;
     memset(&p, 0, sizeof p);
     p.m = km; p.n = kn; p.k = q.k;
-    p.group_m = cfg_group(c, q);
+    p.group_m = cfg_group(c, q, (int64_t)tiles_m * tiles_n);
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.split = run_split(sh, c);
@@ -950,9 +949,10 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
             auto kloop = [&](int i) { return at(i, 1) - at(i, 0); };
             std::sort(order.begin(), order.end(), [&](int x, int y) { return kloop(x) > kloop(y); });
             const int tiles_m = (int)hk_gemm_cdiv(sh.swap ? n : m, sh.bm); /* the kernel's m: swapped, the caller's n */
+            const int tiles_n = (int)hk_gemm_cdiv(sh.swap ? m : n, sh.bn);
             gemm_params walk{};
-            walk.group_m = cfg_group(c, q);
-            hk_gemm_set_walk(&walk, tiles_m, (int)hk_gemm_cdiv(sh.swap ? m : n, sh.bn));
+            walk.group_m = cfg_group(c, q, (int64_t)tiles_m * tiles_n);
+            hk_gemm_set_walk(&walk, tiles_m, tiles_n);
             for (int end = 0; end < 2; ++end) {
                 printf("  %s k-loops:", end ? "fastest" : "slowest");
                 for (int j = 0; j < std::min(ctas, 8); ++j) {
