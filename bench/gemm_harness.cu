@@ -8,7 +8,8 @@
  * for each one-unit configuration of a timed row: when the CTAs start, end their k-loop and exit. HK_BENCH_CLOCK=1
  * reads the SM clock beside every contender of a timed row (clock_during); HK_BENCH_OFFSET=0,1048576 times each row
  * once per offset of A and B into their allocations; HK_BENCH_GROUPS=8,16 times the persistent default with those
- * walk groups (tile rows per group) before the library's. */
+ * walk groups (tile rows per group) before the library's; HK_BENCH_EDGE=1 the default with its last tile column at
+ * (tiles_n - 1) * bn (past the edge where n is ragged) before the library's (gemm.h hk_gemm_col_last). */
 #include "hopper/gemm.cu"
 
 #include <cublasLt.h>
@@ -109,8 +110,9 @@ static kern_t pick(dt in, bool ta, bool tb, dt out, int shape)
  * epilogue (direct: 0 TMA stores, 1 registers), launch (pdl: 1 programmatic dependent launch as
  * backends/cuda/gemm.c, 0 plain, -1 the process default: HK_GEMM_PDL=0 plain, else PDL), e4m3 accumulation
  * (promote: 1 k-blocks summed in fp32, the library's default; 0 the tensor cores' fast accumulation), the finale
- * of persistent shapes (-1 gemm.h's rule, the library's choice; 0 or 1 none; 2 or 3 that many parts forced). */
-struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0, finale = 0; };
+ * of persistent shapes (-1 gemm.h's rule, the library's choice; 0 or 1 none; 2 or 3 that many parts forced), the last
+ * tile column (edge: 0 gemm.h's hk_gemm_col_last, 1 at (tiles_n - 1) * bn). */
+struct cfg_t { int shape, split, group_m, direct, pdl = -1, promote = 0, nosum = 0, finale = 0, edge = 0; };
 /* HK_GEMM_PDL, read once in main: 0 plain launches, 1 (default) PDL, ab timings both ways (checks with PDL) */
 static bool pdl_default = true, pdl_ab = false;
 static bool cfg_pdl(const cfg_t &c) { return c.pdl < 0 ? pdl_default : c.pdl != 0; }
@@ -138,7 +140,7 @@ static std::string cfg_name(const cfg_t &c)
     if (s.cluster == 2 || c.split > 1) r += " s" + std::to_string(c.split);
     return r + (c.direct ? " reg" : "") + (cfg_pdl(c) ? " pdl" : "") + (c.promote ? " acc32" : "") +
            (c.nosum ? " nosum" : "") + (c.finale > 0 ? " f" + std::to_string(c.finale) : "") +
-           (c.group_m ? " g" + std::to_string(c.group_m) : "");
+           (c.group_m ? " g" + std::to_string(c.group_m) : "") + (c.edge ? " edge" : "");
 }
 
 static int num_sms;
@@ -277,6 +279,8 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     p.group_m = cfg_group(c, q, (int64_t)tiles_m * tiles_n);
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
+    p.col_last = c.edge ? (tiles_n - 1) * sh.bn
+                        : hk_gemm_col_last(kn, sh.bn, hk_gemm_overlap(q.beta != 0 ? q.c : nullptr, q.ldc, q.d, q.ldd, q.m, q.n, eo));
     p.split = run_split(sh, c);
     const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */
     p.tma_store = !c.direct && !pooled && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);
@@ -1169,6 +1173,10 @@ int main(int argc, char **argv)
                     cfgs.push_back(library);
                     cfgs.back().finale = atoi(it.c_str()) > 1 ? atoi(it.c_str()) : 1; /* 1: none */
                 }
+        if (getenv("HK_BENCH_EDGE") && atoi(getenv("HK_BENCH_EDGE"))) { /* the last tile column past the edge first */
+            cfgs.push_back(library);
+            cfgs.back().edge = 1;
+        }
         if (const char *groups = getenv("HK_BENCH_GROUPS")) /* e.g. "8,16": the default with other walk groups first */
             if (all_shapes[library.shape].persist)
                 for (const std::string &it : list_items(groups)) {

@@ -119,6 +119,13 @@ __host__ __device__ __forceinline__ void gemm_tile(int t, int tiles_m, const gem
     tm = first + row;
 }
 
+/* The first column of tile column tn. The last one starts at params.col_last (hk_gemm_col_last): at n - bn where
+ * n is ragged, so that its B boxes end at the operand's edge. */
+__host__ __device__ __forceinline__ int gemm_col0(int tn, int bn, const gemm_params &p)
+{
+    return tn * bn < p.col_last ? tn * bn : p.col_last;
+}
+
 /* Element (row, col) of the kernel's m x n result: its address in D (or C) of pitch ld. Swapped shapes
  * compute D^T, so their rows are D's columns. */
 template <bool SWAP> __device__ __forceinline__ int64_t gemm_at(int row, int col, int64_t ld)
@@ -524,7 +531,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     const int ln = lane(), wp = warp() % 4;
 #pragma unroll
     for (int j = 0; j < 4; j += 2) {
-        const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = tn * S::bn + acc_t::col(r, ln);
+        const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = gemm_col0(tn, S::bn, p) + acc_t::col(r, ln);
         if (row < p.m && col < p.n) gemm_store_pair<TO, false>(p, row, col, sum.v[j], sum.v[j + 1]);
     }
     HK_GEMM_SUM_TRACE_AT(1);
@@ -627,6 +634,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             uint32_t phase = 0;
             int tile, tm, tn, part, kb0, kb1;
             for (int i = 0; unit_at(i, tile, tm, tn, part, kb0, kb1); ++i) {
+                const int col0 = gemm_col0(tn, bn, p);
                 for (int kb = kb0; kb < kb1; ++kb) {
                     empty[s].wait(phase ^ 1);
                     full[s].arrive_expect_tx(S::stage_bytes);
@@ -640,9 +648,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
                     }
                     for (int i = 0; i < b_boxes; ++i) {
                         if constexpr (B_MN)
-                            tma_load_2d(sb + i * b_box_bytes, map_b, full[s], tn * bn + b_cols * i, kb * bk);
+                            tma_load_2d(sb + i * b_box_bytes, map_b, full[s], col0 + b_cols * i, kb * bk);
                         else
-                            tma_load_2d(sb + i * b_box_bytes, map_b, full[s], kb * bk, tn * bn + i * (b_box_bytes / 128));
+                            tma_load_2d(sb + i * b_box_bytes, map_b, full[s], kb * bk, col0 + i * (b_box_bytes / 128));
                     }
                     if (++s == stages) { s = 0; phase ^= 1; }
                 }
@@ -856,20 +864,20 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         if constexpr (S::persist) {
             if (tile >= whole && !gemm_finale_meet<bn, S::consumers>(acc, p, finale_tiles, tile - whole, part, slab, finale_last))
                 continue; /* a part counted later finishes the tile */
+            const int row0 = tm * bm + slab * 64, col0 = gemm_col0(tn, bn, p);
             if (!p.tma_store)
-                gemm_epilogue<TO, S::swap, bn>(acc, p, tm * bm + slab * 64, tn * bn, 0, acc_t::regs);
+                gemm_epilogue<TO, S::swap, bn>(acc, p, row0, col0, 0, acc_t::regs);
             else if constexpr (S::swap)
-                gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn);
+                gemm_epilogue_tma_t<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, row0, col0);
             else if constexpr (lazy) {
                 stage_held(); /* a unit without k-blocks */
                 store_all();  /* K of fewer k-blocks than pieces: the tile before leaves before its corner changes */
-                lazy_row0 = tm * bm + slab * 64;
-                lazy_col0 = tn * bn;
+                lazy_row0 = row0;
+                lazy_col0 = col0;
                 gemm_pack<TO, bn>(acc, p, lazy_row0, lazy_col0, held);
                 holding = true;
             } else {
-                gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, 0,
-                                                       acc_t::regs);
+                gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, row0, col0, 0, acc_t::regs);
             }
         }
     }
@@ -888,13 +896,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         /* TMA stores move 128-byte column chunks: a slice narrower than one (SK64, 2-byte D) stores from
          * registers */
         constexpr int chunk_regs = 64 / (int)sizeof(TO);
+        const int row0 = tm * bm + slab * 64, col0 = gemm_col0(tn, bn, p);
         if (live && !pooled) {
             if constexpr (S::swap)
-                gemm_epilogue<TO, true, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
+                gemm_epilogue<TO, true, bn>(acc, p, row0, col0, r0, r1);
             else if (p.tma_store && (r1 - r0) % chunk_regs == 0)
-                gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, tm * bm + slab * 64, tn * bn, r0, r1);
+                gemm_epilogue_tma<TO, bn, S::epi_bufs>(acc, p, map_d, map_t, epi, slab, row0, col0, r0, r1);
             else
-                gemm_epilogue<TO, false, bn>(acc, p, tm * bm + slab * 64, tn * bn, r0, r1);
+                gemm_epilogue<TO, false, bn>(acc, p, row0, col0, r0, r1);
         }
     }
     /* the staging buffers outlive the stores' reads; the grid's completion covers their writes (PDL dependents and

@@ -446,6 +446,7 @@ typedef struct hk_gemm_params {
     int32_t walk_group;     /* the tile walk's divisors (hk_gemm_set_walk): group_m x tiles_n tiles per group, */
     int32_t walk_last_rows; /* the last group's tile rows, */
     float walk_rcp[3];      /* and the reciprocals of walk_group, group_m and walk_last_rows */
+    int32_t col_last;       /* the first column of the last tile column (hk_gemm_col_last) */
 } hk_gemm_params;
 
 /* The kernels walk tiles in groups of group_m tile rows (gemm.cu gemm_tile). Its divisors' reciprocals are
@@ -457,6 +458,27 @@ static inline void hk_gemm_set_walk(hk_gemm_params *p, int32_t tiles_m, int32_t 
     p->walk_rcp[0] = 1.0f / (float)p->walk_group;
     p->walk_rcp[1] = 1.0f / (float)p->group_m;
     p->walk_rcp[2] = 1.0f / (float)p->walk_last_rows;
+}
+
+/* The first column of the last of a walk's tile columns bn wide. Where n is ragged and at least bn, n - bn: that
+ * column's B boxes then end at the operand's edge, where one running past it made the column's k-loops ~10% slower and
+ * set the time of one-round shapes (bench/NOTES.md, thirty-fourth session). It recomputes the last columns of its
+ * neighbour, the same values bit for bit (the same k order), and writes them again: not where that second write
+ * would read the first one's D as its C (beta != 0 with C overlapping D), which keeps (tiles_n - 1) * bn. */
+static inline int32_t hk_gemm_col_last(int64_t n, int64_t bn, int c_overlaps_d)
+{
+    return (int32_t)(!c_overlaps_d && n > bn ? n - bn : (n - 1) / bn * bn);
+}
+
+/* Whether C (read where not NULL: the library clears it when beta is 0) shares memory with D, both m x n (m, n > 0)
+ * of esize-byte elements. */
+static inline int hk_gemm_overlap(const void *c, int64_t ldc, const void *d, int64_t ldd, int64_t m, int64_t n, int64_t esize)
+{
+    if (!c)
+        return 0;
+    const uintptr_t c0 = (uintptr_t)c, d0 = (uintptr_t)d;
+    const uintptr_t c1 = c0 + (uintptr_t)(((m - 1) * ldc + n) * esize), d1 = d0 + (uintptr_t)(((m - 1) * ldd + n) * esize);
+    return c0 < d1 && d0 < c1;
 }
 
 #endif
