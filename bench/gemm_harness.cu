@@ -280,7 +280,8 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.col_last = c.edge ? (tiles_n - 1) * sh.bn
-                        : hk_gemm_col_last(kn, sh.bn, hk_gemm_overlap(q.beta != 0 ? q.c : nullptr, q.ldc, q.d, q.ldd, q.m, q.n, eo));
+                        : hk_gemm_col_last(kn, sh.bn, !sh.swap && !q.tb ? 16 / dsize(q.in) : 1,
+                                           hk_gemm_overlap(q.beta != 0 ? q.c : nullptr, q.ldc, q.d, q.ldd, q.m, q.n, eo));
     p.split = run_split(sh, c);
     const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */
     p.tma_store = !c.direct && !pooled && hk_gemm_tma_store_ok(sh.persist, sh.swap, q.d, q.ldd, q.n, (int64_t)eo);

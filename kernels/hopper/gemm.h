@@ -463,11 +463,13 @@ static inline void hk_gemm_set_walk(hk_gemm_params *p, int32_t tiles_m, int32_t 
 /* The first column of the last of a walk's tile columns bn wide. Where n is ragged and at least bn, n - bn: that
  * column's B boxes then end at the operand's edge, where one running past it made the column's k-loops ~10% slower and
  * set the time of one-round shapes (bench/NOTES.md, thirty-fourth session). It recomputes the last columns of its
- * neighbour, the same values bit for bit (the same k order), and writes them again: not where that second write
- * would read the first one's D as its C (beta != 0 with C overlapping D), which keeps (tiles_n - 1) * bn. */
-static inline int32_t hk_gemm_col_last(int64_t n, int64_t bn, int c_overlaps_d)
+ * neighbour, the same values bit for bit (the same k order), and writes them again. Kept at (tiles_n - 1) * bn where
+ * that second write would read the first one's D as its C (beta != 0 with C overlapping D), and where n - bn is not
+ * a multiple of `align` columns: an N-contiguous B's boxes keep to 16-byte starts (the one start 8 bytes past that
+ * ran stopped the H200 with an illegal instruction). */
+static inline int32_t hk_gemm_col_last(int64_t n, int64_t bn, int64_t align, int c_overlaps_d)
 {
-    return (int32_t)(!c_overlaps_d && n > bn ? n - bn : (n - 1) / bn * bn);
+    return (int32_t)(!c_overlaps_d && n > bn && (n - bn) % align == 0 ? n - bn : (n - 1) / bn * bn);
 }
 
 /* Whether C (read where not NULL: the library clears it when beta is 0) shares memory with D, both m x n (m, n > 0)
