@@ -280,7 +280,7 @@ static bool run_hk(const problem &q, const cfg_t &c, cudaStream_t st = 0)
     hk_gemm_set_walk(&p, tiles_m, tiles_n);
     const size_t eo = dsize(q.out);
     p.col_last = c.edge ? (tiles_n - 1) * sh.bn
-                        : hk_gemm_col_last(kn, sh.bn, !sh.swap && !q.tb ? 16 / dsize(q.in) : 1,
+                        : hk_gemm_col_last(kn, sh.bn, !sh.swap && !q.tb, dsize(q.in),
                                            hk_gemm_overlap(q.beta != 0 ? q.c : nullptr, q.ldc, q.d, q.ldd, q.m, q.n, eo));
     p.split = run_split(sh, c);
     const bool pooled = p.split > 1 && pooled_fits(sh); /* as the library: the sum kernel writes D from registers */

@@ -222,8 +222,8 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     };
     hk_gemm_set_walk(&p, (int32_t)tiles_m, (int32_t)tiles_n);
     /* the kernel's B is N-contiguous for trans_b 0 unless swapped (then it is A^T, K-major) */
-    const int64_t b_align = !sh->swap && !a->trans_b ? 16 / (int64_t)ei : 1;
-    p.col_last = hk_gemm_col_last(kn, sh->bn, b_align, hk_gemm_overlap(a->c, a->ldc, a->d, a->ldd, a->m, a->n, (int64_t)eo));
+    p.col_last = hk_gemm_col_last(kn, sh->bn, !sh->swap && !a->trans_b, (int64_t)ei,
+                                  hk_gemm_overlap(a->c, a->ldc, a->d, a->ldd, a->m, a->n, (int64_t)eo));
     p.vec2 = !sh->swap && a->ldd % 2 == 0 && a->n % 2 == 0 && ((uintptr_t)a->d % (2 * eo)) == 0 &&
              (!a->c || (a->ldc % 2 == 0 && (uintptr_t)a->c % (2 * eo) == 0));
     if (p.tma_store) {

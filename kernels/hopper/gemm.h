@@ -464,12 +464,13 @@ static inline void hk_gemm_set_walk(hk_gemm_params *p, int32_t tiles_m, int32_t 
  * column's B boxes then end at the operand's edge, where one running past it made the column's k-loops ~10% slower and
  * set the time of one-round shapes (bench/NOTES.md, thirty-fourth session). It recomputes the last columns of its
  * neighbour, the same values bit for bit (the same k order), and writes them again. Kept at (tiles_n - 1) * bn where
- * that second write would read the first one's D as its C (beta != 0 with C overlapping D), and where n - bn is not
- * a multiple of `align` columns: an N-contiguous B's boxes keep to 16-byte starts (the one start 8 bytes past that
- * ran stopped the H200 with an illegal instruction). */
-static inline int32_t hk_gemm_col_last(int64_t n, int64_t bn, int64_t align, int c_overlaps_d)
+ * that second write would read the first one's D as its C (beta != 0 with C overlapping D), and where B is
+ * N-contiguous (b_mn, elements of esize bytes) and n - bn not on 16 bytes: those boxes keep to 16-byte starts (the one
+ * start 8 bytes past that ran stopped the H200 with an illegal instruction). */
+static inline int32_t hk_gemm_col_last(int64_t n, int64_t bn, int b_mn, int64_t esize, int c_overlaps_d)
 {
-    return (int32_t)(!c_overlaps_d && n > bn && (n - bn) % align == 0 ? n - bn : (n - 1) / bn * bn);
+    const int aligned = !b_mn || (n - bn) * esize % 16 == 0;
+    return (int32_t)(!c_overlaps_d && n > bn && aligned ? n - bn : (n - 1) / bn * bn);
 }
 
 /* Whether C (read where not NULL: the library clears it when beta is 0) shares memory with D, both m x n (m, n > 0)
