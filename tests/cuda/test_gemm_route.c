@@ -112,8 +112,50 @@ static void test_pooled_sum_cap(void **state)
     assert_true(capped > 100);
 }
 
+/* The last tile column's origin (hk_gemm_col_last): it still reaches column n - 1 and starts at or after 0; moved,
+ * an N-contiguous B's boxes start on 16 bytes; with C overlapping D it stays at (tiles_n - 1) * bn; otherwise, where
+ * n is ragged and wider than a tile, its boxes end at the edge. Every built width, n up to 8 tiles. */
+static void test_last_column(void **state)
+{
+    (void)state;
+    long shifted = 0;
+    for (int id = 0; id < HK_GEMM_NSHAPES; ++id)
+        for (int64_t n = 1; n <= 8 * shapes[id].bn; ++n)
+            for (int b_mn = 0; b_mn < 2; ++b_mn)
+                for (int64_t esize = 1; esize <= 2; ++esize)
+                    for (int overlap = 0; overlap < 2; ++overlap) {
+                        const int64_t bn = shapes[id].bn, col = hk_gemm_col_last(n, bn, b_mn, esize, overlap),
+                                      plain = (hk_gemm_cdiv(n, bn) - 1) * bn;
+                        const bool aligned = !b_mn || (n - bn) * esize % 16 == 0;
+                        if (col < 0 || col + bn < n || col > plain || (b_mn && col != plain && col * esize % 16) ||
+                            (overlap && col != plain) || (!overlap && n > bn && aligned && col + bn != n))
+                            fail_msg("%s n %lld b_mn %d esize %lld overlap %d: last column at %lld", shapes[id].name,
+                                     (long long)n, b_mn, (long long)esize, overlap, (long long)col);
+                        shifted += col != plain;
+                    }
+    assert_true(shifted > 1000);
+}
+
+/* C shares memory with D (hk_gemm_overlap): exactly aliased, a row into it, or the other way; not when C is NULL,
+ * ends right before D or starts right after D's last element. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    static char buf[1 << 16];
+    char *d = buf + 4096;
+    const int64_t m = 10, n = 30, ld = 40, es = 2, d_bytes = ((m - 1) * ld + n) * es;
+    assert_true(hk_gemm_overlap(d, ld, d, ld, m, n, es));
+    assert_true(hk_gemm_overlap(d + ld * es, ld, d, ld, m, n, es));
+    assert_true(hk_gemm_overlap(d - ld * es, ld, d, ld, m, n, es));
+    assert_true(hk_gemm_overlap(d + d_bytes - es, ld, d, ld, m, n, es));
+    assert_false(hk_gemm_overlap(NULL, ld, d, ld, m, n, es));
+    assert_false(hk_gemm_overlap(d + d_bytes, ld, d, ld, m, n, es));
+    assert_false(hk_gemm_overlap(d - d_bytes, ld, d, ld, m, n, es));
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_route_grid), cmocka_unit_test(test_pooled_sum_cap)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_route_grid), cmocka_unit_test(test_pooled_sum_cap),
+                                       cmocka_unit_test(test_last_column), cmocka_unit_test(test_overlap)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
