@@ -121,7 +121,7 @@ __host__ __device__ __forceinline__ void gemm_tile(int t, int tiles_m, const gem
 
 /* The first column of tile column tn. The last one starts at params.col_last (hk_gemm_col_last): at n - bn where
  * n is ragged, so that its B boxes end at the operand's edge. */
-__host__ __device__ __forceinline__ int gemm_col0(int tn, int bn, const gemm_params &p)
+__device__ __forceinline__ int gemm_col0(int tn, int bn, const gemm_params &p)
 {
     return tn * bn < p.col_last ? tn * bn : p.col_last;
 }
