@@ -508,7 +508,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
               strip = block_x() % strips;
     int tm, tn;
     gemm_tile(tile, (p.m + S::bm - 1) / S::bm, p, tm, tn);
-    const int row0 = tm * S::bm + slab * 64;
+    const int row0 = tm * S::bm + slab * 64, col0 = gemm_col0(tn, S::bn, p);
     if (row0 >= p.m) return; /* its warpgroup had no rows and parked nothing */
     grid_dependency_wait();
     HK_GEMM_SUM_TRACE_AT(0);
@@ -531,7 +531,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     const int ln = lane(), wp = warp() % 4;
 #pragma unroll
     for (int j = 0; j < 4; j += 2) {
-        const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = gemm_col0(tn, S::bn, p) + acc_t::col(r, ln);
+        const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = col0 + acc_t::col(r, ln);
         if (row < p.m && col < p.n) gemm_store_pair<TO, false>(p, row, col, sum.v[j], sum.v[j + 1]);
     }
     HK_GEMM_SUM_TRACE_AT(1);
