@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define HK_VERSION_MAJOR 1
-#define HK_VERSION_MINOR 2
+#define HK_VERSION_MINOR 3
 #define HK_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH */
 #define HK_VERSION (HK_VERSION_MAJOR * 10000 + HK_VERSION_MINOR * 100 + HK_VERSION_PATCH)
@@ -219,7 +219,16 @@ HK_API hk_status hk_gemm_workspace_size(hk_context *ctx, const hk_gemm_args *arg
  * lse (optional, fp32): [batch, heads_q, seqlen_q] contiguous, natural log of the row's sum of exp(scale*s).
  * Variable length: when cu_seqlens_q is set (cu_seqlens_k too), batch is the number of sequences,
  * cu_seqlens_* hold batch + 1 int32 offsets (device memory) into a packed token dimension, the batch stride
- * is ignored, seqlen_q / seqlen_k are the maxima, and lse is [heads_q, total_q]. */
+ * is ignored, seqlen_q / seqlen_k are the maxima, and lse is [heads_q, total_q].
+ * Since 1.3 (each zero keeps the 1.2 behaviour):
+ * - window != 0: a sliding window (FlashAttention's window_size). With off = seqlen_k - seqlen_q of the row's
+ *   sequence, query i sees key j iff i + off - window_left <= j <= i + off + window_right; a negative
+ *   window_left or window_right leaves that side unbounded. With causal the right edge is the causal one
+ *   (window_right is then min(window_right, 0), a negative one counting as 0).
+ * - softcap > 0: the scaled scores s go through softcap * tanh(s / softcap) before the softmax (Gemma 2);
+ *   lse is taken over the capped scores. Must be finite and >= 0.
+ * - head_dim_v > 0: V and O (and dV, dO in the backward) have head_dim_v features instead of head_dim
+ *   (DeepSeek's 192 / 128); Q and K keep head_dim. The default softmax_scale stays 1 / sqrt(head_dim). */
 typedef struct hk_attn_fwd_args {
     size_t struct_size;
     hk_dtype dtype; /* BF16 or F16 (F32 on the CPU) */
@@ -233,12 +242,16 @@ typedef struct hk_attn_fwd_args {
     int causal;
     const int32_t *cu_seqlens_q, *cu_seqlens_k;
     void *stream;
+    int window; int64_t window_left, window_right; /* since 1.3 */
+    float softcap;                                 /* since 1.3 */
+    int64_t head_dim_v;                            /* since 1.3 */
 } hk_attn_fwd_args;
 
 HK_API hk_status hk_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *args);
 
 /* Backward of hk_attn_fwd: from dO, Q, K, V, O and the forward's LSE produce dQ, dK, dV (same layouts and
  * strides rules as their forward counterparts; dK/dV sum over the query heads that share a kv head).
+ * window, softcap and head_dim_v (since 1.3) mean what they mean in the forward and must match its call.
  * workspace: hk_attn_bwd_workspace_size() bytes of device memory (may be NULL when that is 0).
  * deterministic: non-zero forbids run-to-run variation (no floating-point atomics). */
 typedef struct hk_attn_bwd_args {
@@ -260,6 +273,9 @@ typedef struct hk_attn_bwd_args {
     const int32_t *cu_seqlens_q, *cu_seqlens_k;
     void *workspace; size_t workspace_size;
     void *stream;
+    int window; int64_t window_left, window_right; /* since 1.3 */
+    float softcap;                                 /* since 1.3 */
+    int64_t head_dim_v;                            /* since 1.3 */
 } hk_attn_bwd_args;
 
 HK_API hk_status hk_attn_bwd_workspace_size(hk_context *ctx, const hk_attn_bwd_args *args, size_t *bytes);

@@ -70,7 +70,7 @@ def main():
     lib.hk_context_destroy.argtypes = [vp]
     lib.hk_gemm.argtypes = [vp, C.POINTER(GemmArgs)]
     lib.hk_attn_fwd.argtypes = [vp, C.POINTER(AttnFwdArgs)]
-    if lib.hk_version() != 10200:
+    if lib.hk_version() != 10300:
         print("FAIL: hk_version", lib.hk_version())
         return 1
 
