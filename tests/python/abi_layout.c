@@ -1,10 +1,10 @@
-/* Prints the size and every field offset of the public argument structs as the C compiler lays them out,
- * one "struct size N" / "struct.field offset N" line each; test_abi.py compares the Python package's ctypes
- * structs against this. The field lists follow include/hk.h. */
+/* Prints the size and every field's offset and size of the public argument structs as the C compiler lays
+ * them out, one "struct size N", "struct.field OFFSET" or "struct.field.size N" line each; test_abi.py compares
+ * the Python package's ctypes structs against this. The field lists follow include/hk.h. */
 #include <hk.h>
 #include <stdio.h>
 
-#define FIELD(s, f) printf(#s "." #f " %zu\n", offsetof(s, f));
+#define FIELD(s, f) printf(#s "." #f " %zu\n" #s "." #f ".size %zu\n", offsetof(s, f), sizeof(((s *)0)->f));
 #define SIZE(s) printf(#s " size %zu\n", sizeof(s));
 
 int main(void)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Python package's ctypes structs against the C compiler's layout of include/hk.h: every struct's size and
-every field's offset, both ways (a field missing on either side fails). Usage: test_abi.py ABI_LAYOUT_EXE"""
+every field's offset and size, both ways (a field missing on either side fails). Usage: test_abi.py ABI_LAYOUT_EXE"""
 import ctypes
 import subprocess
 import sys
@@ -19,6 +19,7 @@ def main():
         py_side[f'{cname} size'] = ctypes.sizeof(cls)
         for name, _ in cls._fields_:
             py_side[f'{cname}.{name}'] = getattr(cls, name).offset
+            py_side[f'{cname}.{name}.size'] = getattr(cls, name).size
     failures = 0
     for key in sorted(set(c_side) | set(py_side)):
         if c_side.get(key) != py_side.get(key):
