@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Load libhk.so with ctypes, run hk_gemm (bf16, nn.Linear layout) and hk_attn_fwd (f32, causal, GQA) on the
-CPU and compare with numpy in float64. Usage: link_ctypes.py LIBHK_SO [SANITIZE]"""
+"""Load libhk.so with ctypes (the structs of python/hk/_abi.py, the calls by hand), run hk_gemm (bf16, nn.Linear
+layout) and hk_attn_fwd (f32, causal, GQA) on the CPU and compare with numpy in float64.
+Usage: link_ctypes.py LIBHK_SO [SANITIZE]"""
 import ctypes as C
 import os
 import shutil
@@ -20,32 +21,12 @@ except ImportError:
     print("SKIP: numpy is not installed")
     sys.exit(77)
 
-HK_BACKEND_CPU = 1
-HK_DTYPE_F32, HK_DTYPE_BF16 = 1, 3
-i64, vp, f32 = C.c_int64, C.c_void_p, C.c_float
-STRIDE = i64 * 3
+# the argument structs come from the Python package (tests/python/test_abi.py checks them against the compiler)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
+from hk._abi import BACKEND_CPU as HK_BACKEND_CPU, BF16 as HK_DTYPE_BF16, F32 as HK_DTYPE_F32  # noqa: E402
+from hk._abi import AttnFwdArgs, ContextOptions as Options, GemmArgs  # noqa: E402
 
-
-class Options(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("backend", C.c_int), ("device_index", C.c_int), ("arch", C.c_char_p)]
-
-
-class GemmArgs(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("m", i64), ("n", i64), ("k", i64),
-                ("a_type", C.c_int), ("b_type", C.c_int), ("d_type", C.c_int),
-                ("trans_a", C.c_int), ("trans_b", C.c_int),
-                ("a", vp), ("lda", i64), ("b", vp), ("ldb", i64), ("c", vp), ("ldc", i64), ("d", vp), ("ldd", i64),
-                ("alpha", f32), ("beta", f32), ("scale_a", f32), ("scale_b", f32), ("fp8_fast_accum", C.c_int),
-                ("stream", vp)]
-
-
-class AttnFwdArgs(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("dtype", C.c_int),
-                ("batch", i64), ("seqlen_q", i64), ("seqlen_k", i64), ("heads_q", i64), ("heads_kv", i64),
-                ("head_dim", i64),
-                ("q", vp), ("q_stride", STRIDE), ("k", vp), ("k_stride", STRIDE), ("v", vp), ("v_stride", STRIDE),
-                ("o", vp), ("o_stride", STRIDE), ("lse", vp), ("softmax_scale", f32), ("causal", C.c_int),
-                ("cu_seqlens_q", vp), ("cu_seqlens_k", vp), ("stream", vp)]
+vp = C.c_void_p
 
 
 def to_bf16(x):
@@ -74,7 +55,7 @@ def main():
         print("FAIL: hk_version", lib.hk_version())
         return 1
 
-    opts = Options(C.sizeof(Options), HK_BACKEND_CPU, 0, None)
+    opts = Options(backend=HK_BACKEND_CPU)
     ctx = vp()
     if lib.hk_context_create(C.byref(opts), C.byref(ctx)) != 0:
         print("FAIL: hk_context_create:", lib.hk_last_error().decode())
