@@ -69,15 +69,6 @@ class Ops:
                 self.assertTrue(torch.equal(torch.isfinite(lse.cpu()), fin))
                 self.assertLess(rel_err(lse.cpu()[fin], rl[fin]), _tol(dtype))
 
-    def attention_13(self, call, plain):
-        """call() uses a 1.3 field (window, softcap, head_dim_v); plain() is the same attention without it. A libhk
-        whose backend predates those fields rejects them or ignores them (plain's result): that is a skip, so the
-        checks run for real once the backend has them."""
-        got = self.attention_or_unsupported(call)
-        if torch.equal(got, self.attention_or_unsupported(plain)):
-            self.skipTest('libhk ignores window / softcap / head_dim_v here (its attention predates hk.h 1.3)')
-        return got
-
     def test_attention_strided(self):
         """q, k, v as views into one packed qkv tensor: their strides are passed through."""
         qkv = self.randn(2, 6, 3, 4, 8)
@@ -87,10 +78,7 @@ class Ops:
 
     def test_attention_head_dim_v(self):
         q, k, v = self.randn(1, 5, 2, 12), self.randn(1, 5, 2, 12), self.randn(1, 5, 2, 8)
-        try:
-            o = self.attention_or_unsupported(lambda: hk.attention(q, k, v))
-        except hk.Error as e:
-            self.skipTest(f'libhk rejects head_dim_v != head_dim: {e}')
+        o = self.attention_or_unsupported(lambda: hk.attention(q, k, v))
         self.assertEqual(tuple(o.shape), (1, 5, 2, 8))
         self.assertLess(rel_err(o.cpu(), ref_attention(q.cpu(), k.cpu(), v.cpu())[0]), 1e-5)
 
@@ -98,8 +86,8 @@ class Ops:
         q, k, v = self.randn(1, 8, 2, 16), self.randn(1, 11, 1, 16), self.randn(1, 11, 1, 16)
         for window, softcap, causal in (((3, 1), 0.0, False), ((2, -1), 0.0, True), ((-1, -1), 2.0, True),
                                         ((4, 0), 1.5, False)):
-            o = self.attention_13(lambda: hk.attention(q, k, v, causal=causal, window=window, softcap=softcap),
-                                  lambda: hk.attention(q, k, v, causal=causal))
+            o = self.attention_or_unsupported(
+                lambda: hk.attention(q, k, v, causal=causal, window=window, softcap=softcap))
             ref = ref_attention(q.cpu(), k.cpu(), v.cpu(), causal, None, window, softcap)[0]
             self.assertLess(rel_err(o.cpu(), ref), 1e-5, (window, softcap, causal))
 
@@ -269,14 +257,9 @@ class CpuOps(Ops, unittest.TestCase):
         q, k, v = (torch.randn(1, 5, 2, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))
         v6 = torch.randn(1, 5, 2, 6, dtype=torch.float64, requires_grad=True)
         f = lambda **kw: lambda q, k, v: hk.attention(q.float(), k.float(), v.float(), **kw).double()  # noqa: E731
-        self.attention_13(lambda: hk.attention(q.float(), k.float(), v.float(), window=(1, 1), softcap=3.0),
-                          lambda: hk.attention(q.float(), k.float(), v.float()))
-        for kw in ({'window': (1, 1)}, {'window': (2, 0), 'causal': True}, {'softcap': 3.0}):
+        for kw in ({'window': (1, 1)}, {'window': (2, 0), 'causal': True}, {'softcap': 3.0},
+                   {'window': (3, -1), 'softcap': 2.0}):
             self.assertTrue(torch.autograd.gradcheck(f(**kw), (q, k, v), eps=1e-3, atol=2e-3, rtol=2e-3), kw)
-        try:
-            hk.attention(q.float(), k.float(), v6.float())
-        except hk.Error as e:
-            self.skipTest(f'libhk rejects head_dim_v != head_dim: {e}')
         self.assertTrue(torch.autograd.gradcheck(f(), (q, k, v6), eps=1e-3, atol=2e-3, rtol=2e-3))
 
     def test_numpy_and_torch_not_mixed(self):
