@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential meson ninja-build pkg-config python3 python3-numpy libcmocka-dev
-          clang-22 lld-22 llvm-22 libamdhip64-dev librocm-smi-dev)
+          clang-22 lld-22 llvm-22 libamdhip64-dev librocm-smi-dev
+          python3-torch python3-pip) # CPU-only torch 1.13 for the Python tests (PyPI's pulls ~3 GB of CUDA)
 
 install_missing() {
     local missing=()
@@ -22,6 +23,14 @@ install_missing() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# NumPy's bf16/fp8 dtypes for the Python tests come from PyPI's ml_dtypes (Debian 12 has none), installed into
+# the Debian interpreter that runs meson and has python3-numpy; 0.5 is the last series that takes numpy 1.24.
+install_ml_dtypes() {
+    /usr/bin/python3 -c 'import ml_dtypes' 2>/dev/null && return
+    [ "$(id -u)" -eq 0 ] || { echo "hk.sh: ml_dtypes missing (run as root to install)" >&2; exit 1; }
+    /usr/bin/python3 -m pip install -q --root-user-action=ignore --break-system-packages 'ml_dtypes>=0.5,<0.6'
 }
 
 build() { # build DIR [meson options...]
@@ -59,6 +68,7 @@ bench)
     ;;
 test)
     install_missing
+    install_ml_dtypes
     build build
     status=0
     meson test -C build --print-errorlogs --num-processes 2 || status=1
@@ -69,7 +79,7 @@ test)
         -Damd_kernels=disabled -Dnvidia_kernels=disabled
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
-    meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite link || status=1
+    meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite link --no-suite python || status=1
     summarise build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
     exit $status
     ;;

@@ -143,7 +143,7 @@ def _candidates():
 
 
 def load():
-    """Load libhk and declare its prototypes; raises OSError naming every place tried."""
+    """Load libhk and declare its prototypes; raises OSError naming every place tried (hk.Error by lib())."""
     tried = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):

@@ -23,7 +23,10 @@ def lib():
     global _lib
     with _lib_lock:
         if _lib is None:
-            loaded, _ = _abi.load()
+            try:
+                loaded, _ = _abi.load()
+            except OSError as e:
+                raise Error(str(e)) from None
             if loaded.hk_version() // 100 != _abi.ABI_VERSION // 100:
                 raise Error(f'hk: libhk {loaded.hk_version_string().decode()} is loaded, but this package mirrors '
                             f'hk.h {_abi.ABI_VERSION // 10000}.{_abi.ABI_VERSION // 100 % 100}')
