@@ -75,7 +75,10 @@ def context(device='cpu'):
     if ctx is None:
         ctx = Context(_abi.BACKEND_CPU) if key[0] == 'cpu' else Context(_abi.BACKEND_CUDA, key[1])
         with _lib_lock:
-            ctx = _contexts.setdefault(key, ctx)
+            kept = _contexts.setdefault(key, ctx)
+        if kept is not ctx:  # another thread created this device's context meanwhile
+            lib().hk_context_destroy(ctx.handle)
+        ctx = kept
     return ctx
 
 
@@ -177,6 +180,10 @@ class Operand:
         if self.shape and self.shape[-1] > 1 and self.strides[-1] != 1:
             raise Error(f'hk: {self.name} has stride {self.strides[-1]} in its last dimension (strides '
                         f'{list(self.strides)}); the last dimension must be contiguous')
+
+    def need_writable(self):
+        if not self.torch and not self.obj.flags.writeable:
+            raise Error(f'hk: {self.name} is a read-only array; it is written')
 
     def need_contiguous(self):
         expect, contiguous = 1, True

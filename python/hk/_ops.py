@@ -176,6 +176,7 @@ def gemm(a, b, out=None, alpha=1.0, beta=0.0, c=None, scale_a=None, scale_b=None
         out = out2.view(lead + (n,)) if hasattr(out2, 'data_ptr') else out2.reshape(lead + (n,))
     D, C = operands((out2, 'out'), (c2, 'c'))
     operands((a2, 'a'), (out2, 'out'), dtypes=FLOATS + FP8)  # one device
+    D.need_writable()
     if D.shape != (m, n):
         raise Error(f'hk: out has shape {list(out.shape)}; expected {list(lead + (n,))}')
     if D.strides[1] != 1 and n > 1:
@@ -230,7 +231,8 @@ def rotary(x, cos, sin, interleaved=False, inplace=False, position_ids=None, off
     batch, seqlen, heads, head_dim = X.shape
     pos = index_operand(position_ids, 'position_ids', X, (batch, seqlen))
     out = x if inplace else empty(X, X.shape, X.dtype)
-    O = operands((out, 'out'))[0]
+    O = operands((out, 'out' if not inplace else 'x'))[0]
+    O.need_writable()
     ctx, stream = X.ctx_stream()
     args = _abi.RotaryArgs(dtype=X.dtype, batch=batch, seqlen=seqlen, heads=heads, head_dim=head_dim,
                            rotary_dim=2 * COS.shape[1], x=X.ptr, x_stride=(ctypes.c_int64 * 3)(*X.outer_strides(3)),

@@ -100,6 +100,10 @@ class NumpyOps(unittest.TestCase):
             hk.rotary([1.0], q, q)
         with self.assertRaisesRegex(hk.Error, 'out must be row-major'):
             hk.matmul(randn(4, 4), randn(4, 4), out=np.empty((4, 4), np.float32).T)
+        ro = randn(1, 4, 2, 8)
+        ro.flags.writeable = False
+        with self.assertRaisesRegex(hk.Error, 'x is a read-only array; it is written'):
+            hk.rotary(ro, np.ones((4, 4), np.float32), np.zeros((4, 4), np.float32), inplace=True)
         with self.assertRaisesRegex(hk.Error, 'cu_seqlens_q has dtype float32; expected an integer array'):
             hk.attention_varlen(q[0], q[0], q[0], np.zeros(2, np.float32), np.zeros(2, np.int32), 4, 4)
         with self.assertRaisesRegex(hk.Error, 'hk_ln_fused: invalid argument: ln_fused: epsilon -1 must be '
