@@ -4,10 +4,11 @@ import ctypes
 import math
 
 from . import _abi
-from ._core import FLOATS, FP8, Error, check, dtype_name, empty, index_operand, lib, operands, same_dtype, workspace
+from ._core import (FLOATS, FP8, Error, check, data_ptr as _ptr, dtype_name, empty, index_operand, lib, operands,
+                    same_dtype, workspace)
 
 
-def _window_fields(window, causal):
+def _window_fields(window):
     left, right = window
     if left < 0 and right < 0:
         return {}
@@ -45,7 +46,7 @@ def _attn_common(q, k, v, causal, softmax_scale, window, softcap, cu):
     f = dict(dtype=q.dtype, heads_q=q.shape[-2], heads_kv=k.shape[-2], head_dim=q.shape[-1],
              q=q.ptr, k=k.ptr, v=v.ptr, q_stride=(ctypes.c_int64 * 3)(*qs), k_stride=(ctypes.c_int64 * 3)(*ks),
              v_stride=(ctypes.c_int64 * 3)(*vs), softmax_scale=_scale(softmax_scale, q.shape[-1]),
-             causal=int(bool(causal)), softcap=float(softcap), **_window_fields(window, causal))
+             causal=int(bool(causal)), softcap=float(softcap), **_window_fields(window))
     if v.shape[-1] != q.shape[-1]:
         f['head_dim_v'] = v.shape[-1]
     if varlen:
@@ -55,7 +56,7 @@ def _attn_common(q, k, v, causal, softmax_scale, window, softcap, cu):
     return f
 
 
-def _cu(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+def _cu(q, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
     if cu_seqlens_q is None:
         return None, ()
     cq = index_operand(cu_seqlens_q, 'cu_seqlens_q', q)
@@ -73,7 +74,7 @@ def attn_fwd(q, k, v, causal=False, softmax_scale=None, window=(-1, -1), softcap
     if varlen != (cu_seqlens_k is not None):
         raise Error('hk: cu_seqlens_q and cu_seqlens_k must be given together')
     q, k, v = _attn_operands(q, k, v, varlen)
-    cu, keep = _cu(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    cu, keep = _cu(q, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
     out = empty(q, q.shape[:-1] + (v.shape[-1],), q.dtype)
     lse_shape = (q.shape[1], q.shape[0]) if varlen else (q.shape[0], q.shape[2], q.shape[1])
     lse = empty(q, lse_shape, _abi.F32)
@@ -99,7 +100,7 @@ def attn_bwd(dout, q, k, v, out, lse, causal=False, softmax_scale=None, window=(
         if t.shape != q.shape[:-1] + (v.shape[-1],):
             raise Error(f'hk: {t.name} has shape {list(t.shape)}; expected {list(q.shape[:-1] + (v.shape[-1],))}')
         t.need_inner_contiguous()
-    cu, keep = _cu(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    cu, keep = _cu(q, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
     dq, dk, dv = (empty(q, t.shape, q.dtype) for t in (q, k, v))
     dims = 2 if varlen else 3
     pre = [0] if varlen else []
@@ -119,11 +120,6 @@ def attn_bwd(dout, q, k, v, out, lse, causal=False, softmax_scale=None, window=(
     check(L.hk_attn_bwd(ctx.handle, ctypes.byref(args)), 'hk_attn_bwd')
     del keep, buf
     return dq, dk, dv
-
-
-def _ptr(obj):
-    from ._core import data_ptr
-    return data_ptr(obj)
 
 
 # ---------------------------------------------------------------- GEMM
