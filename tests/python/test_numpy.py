@@ -90,6 +90,14 @@ class NumpyOps(unittest.TestCase):
         ry, rz = ref_norm(t64(x), None, t64(w), rms=True, keep=torch.from_numpy(keep), p=0.5)
         self.assertLess(rel_err(t64(y), ry), 1e-5)
 
+    def test_context(self):
+        ctx = hk.context()
+        self.assertIs(ctx, hk.context('cpu'))
+        self.assertEqual((ctx.backend, ctx.arch), ('cpu', 'cpu'))
+        names = [name for _, name, _ in ctx.variants()]
+        self.assertIn('cpu.attn_fwd', names)
+        self.assertEqual(hk.version(), '1.3.0')
+
     def test_bad_input(self):
         q = randn(1, 4, 2, 8)
         with self.assertRaisesRegex(hk.Error, 'q has dtype float64; supported: f32, f16, bf16'):

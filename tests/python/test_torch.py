@@ -158,6 +158,27 @@ class Ops:
         self.assertIs(hk.rotary(x2, cos, sin, position_ids=pos, inplace=True), x2)
         self.assertTrue(torch.equal(x2, y))
 
+    def test_strided_views(self):
+        """rotary on the q part of a packed qkv tensor and the norm on a column block of a wider tensor: their
+        strides go to the library, no copies."""
+        qkv = self.randn(2, 5, 3, 4, 16)
+        cos, sin = _tables(5, 8, device=self.device)
+        y = hk.rotary(qkv[:, :, 0], cos, sin)
+        self.assertLess(rel_err(y.cpu(), ref_rotary(qkv[:, :, 0].cpu(), cos.cpu(), sin.cpu())), 1e-5)
+        before = qkv.clone()
+        hk.rotary(qkv[:, :, 1], cos, sin, inplace=True)
+        self.assertTrue(torch.equal(qkv[:, :, 0], before[:, :, 0]) and torch.equal(qkv[:, :, 2], before[:, :, 2]))
+        self.assertLess(rel_err(qkv[:, :, 1].cpu(), ref_rotary(before[:, :, 1].cpu(), cos.cpu(), sin.cpu())), 1e-5)
+        wide, res = self.randn(8, 3, 100), self.randn(8, 64)
+        x = wide[:, 1, 10:74]
+        w = self.randn(64)
+        with self.assertRaisesRegex(hk.Error, 'does not collapse into rows of one stride'):
+            hk.dropout_add_norm(wide[::2, :, 10:74], None, w)
+        y, z = hk.dropout_add_norm(x, res, w, rms=True)
+        ry, rz = ref_norm(x.cpu(), res.cpu(), w.cpu(), rms=True)
+        self.assertLess(rel_err(y.cpu(), ry), 1e-5)
+        self.assertLess(rel_err(z.cpu(), rz), 1e-5)
+
     def test_dropout_add_norm(self):
         for dtype in (torch.float32, torch.bfloat16):
             for rms in (False, True):
