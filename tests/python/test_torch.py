@@ -215,7 +215,8 @@ class Ops:
                 self.assertLess(rel_err(got.grad.cpu(), ref.grad), 3e-2)
 
         bf = torch.bfloat16
-        q, k, v = self.randn(1, 6, 4, 16, dtype=bf), self.randn(1, 8, 2, 16, dtype=bf), self.randn(1, 8, 2, 16, dtype=bf)
+        q = self.randn(1, 6, 4, 16, dtype=bf)
+        k, v = self.randn(1, 8, 2, 16, dtype=bf), self.randn(1, 8, 2, 16, dtype=bf)
         if self.gpu_unsupported(lambda: hk.attention(q, k, v)) is not None:
             check(lambda *t: hk.attention(*t, causal=True), lambda *t: ref_attention(*t, causal=True)[0], [q, k, v])
         cos, sin = _tables(8, 8, device=self.device)
