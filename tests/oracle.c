@@ -300,7 +300,7 @@ void orc_attn_bwd(const orc_attn *p, const double *q, const double *k, const dou
                 for (int64_t j = 0; j < sk; ++j) {
                     const double *vj = v + ((k0 + j) * Hkv + kvh) * DV;
                     double acc = 0;
-                    for (int64_t d = 0; d < DV; ++d)
+                    for (int64_t d = 0; d < DV && row[j] != 0; ++d) /* masked keys add nothing */
                         acc += doi[d] * vj[d];
                     dp[j] = acc;
                     delta += row[j] * acc;

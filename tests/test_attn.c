@@ -113,7 +113,7 @@ static const attn_case fwd_cases[] = {
     {"long_1000_causal_gqa", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
      .causal = 1},
     {"long_1000x127_d128", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
-    {"long_4097_causal", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 128,
+    {"long_4097_causal", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .causal = 1},
     {"long_4097_window_softcap", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .window = 1, .left = 1000, .right = 100, .softcap = 10.0f},
@@ -181,7 +181,7 @@ static const attn_case bwd_cases[] = {
     {"bwd_long_4097_causal", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .causal = 1},
     {"bwd_long_4097_window_softcap", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1,
-     .d = 128, .window = 1, .left = 500, .right = 50, .softcap = 10.0f},
+     .d = 64, .window = 1, .left = 500, .right = 50, .softcap = 10.0f},
     {"bwd_strided_odd_pad", TH_NOT_EMU, BF, .batch = 2, .sq = 21, .sk = 33, .hq = 2, .hkv = 1, .d = 64, .pad = 5},
 };
 

@@ -443,7 +443,8 @@ static void test_attn_bwd(const th_ctx *c, const void *param)
     EXPECT_OK(hk_attn_bwd(ctx, &a));
     /* dO, O, V and dV rows have head_dim_v features: 2 * AD overlaps at a head stride of AD */
     int64_t qs[3] = {AS * AHQ * AD, AHQ * AD, AD}, kvs[3] = {AS * AHKV * AD, AHKV * AD, AD};
-    int64_t wide_q[3] = {AS * AHQ * 2 * AD, AHQ * 2 * AD, 2 * AD}, wide_kv[3] = {AS * AHKV * 2 * AD, AHKV * 2 * AD, 2 * AD};
+    int64_t wide_q[3] = {AS * AHQ * 2 * AD, AHQ * 2 * AD, 2 * AD};
+    int64_t wide_kv[3] = {AS * AHKV * 2 * AD, AHKV * 2 * AD, 2 * AD};
     const char *names[4] = {"o", "d_o", "v", "dv"};
     for (int t = 0; t < 4; ++t) {
         a = base, a.head_dim_v = 2 * AD;

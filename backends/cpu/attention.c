@@ -1,8 +1,9 @@
 /* CPU attention in fp32, the oracle for the GPU kernels. A query row is handled whole: its scores against every
  * key it sees (causal and window edges cut one contiguous key range per row) go to an fp32 row, capped by
  * softcap * tanh(s / softcap) when softcap is set, then an exact softmax (max, exp, sum) and P V. The backward
- * recomputes P from the forward's LSE; dQ belongs to (batch, query head, row block) tasks and dK/dV to (batch, kv head, key block)
- * tasks, so no two threads write one element and the results never depend on scheduling. */
+ * recomputes P from the forward's LSE; dQ belongs to (batch, query head, row block) tasks and dK/dV to
+ * (batch, kv head, key block) tasks, so no two threads write one element and the results never depend on
+ * scheduling. */
 #include "cpu.h"
 
 #include <math.h>
