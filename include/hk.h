@@ -184,12 +184,13 @@ HK_API void hk_event_destroy(hk_event *event);
  * reference), at lower speed.
  * C may be NULL only when beta == 0; then C is not read (NaNs in C do not propagate).
  * workspace (optional, 16-byte aligned device memory, as cuBLASLt's): where the output has few tiles and K is
- * long, the GPU kernels split K over more CTAs and add the parts in it; where many tiles leave the last round of
+ * long, the sm_90a kernels split K over more CTAs and add the parts in it; where many tiles leave the last round of
  * CTAs part empty and K is long, the last two rounds' tiles are split into parts of K that meet in it.
  * hk_gemm_workspace_size() says how much this call can use (0: none); with less, or NULL, hk_gemm runs without
- * splitting. Its contents need no
- * initialising, and results do not depend on it (the parts are added in a fixed order). GEMMs that may run at
- * the same time (other streams) need separate workspaces. */
+ * splitting. Per arch: CUDA (sm_90a) contexts ask for bytes wherever their route splits K (long K over few tiles
+ * among them); CPU, emulator and HIP (gfx942, gfx950) contexts never split K and always answer 0. Its contents
+ * need no initialising, and results do not depend on it (the parts are added in a fixed order). GEMMs that may run
+ * at the same time (other streams) need separate workspaces. */
 typedef struct hk_gemm_args {
     size_t struct_size;
     int64_t m, n, k;

@@ -69,8 +69,9 @@ static const gemm_case cases[] = {
     {"nt_e4m3fnuz_scaled_to_bf16", TH_ALL, 64, 64, 128, FNUZ, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 4.0f, 0},
     {"nt_e4m3fnuz_scaled_to_f32", TH_ALL, 64, 32, 64, FNUZ, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 2.0f, 0.25f, 0},
     /* long k with fp32 output: exposes accumulators narrower than the fp32 that hk.h promises */
-    {"nt_bf16_k2048_to_f32", TH_NOT_EMU, 128, 128, 2048, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
-    {"nt_e4m3fn_k2048_to_f32", TH_NOT_EMU, 128, 128, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 0},
+    {"nt_bf16_k2048_to_f32", TH_ALL, 128, 128, 2048, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_e4m3fn_k2048_to_f32", TH_ALL, 128, 128, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 0},
+    {"nt_e4m3fnuz_k2048_to_f32", TH_ALL, 128, 128, 2048, FNUZ, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 0},
     /* the same with fp8_fast_accum, checked against the looser bound hk.h documents for it */
     {"nt_e4m3fn_k2048_fast_to_f32", TH_NOT_EMU, 128, 128, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1.0f, 1.0f, 1},
     {"nt_e4m3fn_scaled_fast_to_bf16", TH_ALL, 64, 64, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 4.0f, 1},
@@ -154,8 +155,12 @@ static const void *upload_operand(const th_ctx *c, hk_dtype t, const double *op,
 
 static int is_fp8(hk_dtype t) { return t == FN || t == FNUZ; }
 
-/* One case; with a workspace: hk_gemm_workspace_size()'s (a GPU context must want one), and a second call on the
- * workspace as the first left it must give the same D, bit for bit. */
+/* hk.h: only the sm_90a GEMM splits K through a workspace; CPU, emulator and HIP contexts always ask for none. */
+static bool splits_k(const th_ctx *c) { return hk_context_backend(c->ctx) == HK_BACKEND_CUDA; }
+
+/* One case; with a workspace: hk_gemm_workspace_size()'s (what hk.h documents for the context: bytes from a CUDA
+ * context, none from any other), and a second call on the workspace as the first left it must give the same D, bit
+ * for bit. */
 static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
 {
     th_rng rng = th_rng_for_case();
@@ -205,8 +210,10 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
     size_t ws_bytes = 0;
     if (workspace) {
         th_op_status(c, hk_gemm_workspace_size(c->ctx, &args, &ws_bytes), "hk_gemm_workspace_size");
-        if (c->kind == TH_GPU)
-            th_expect(ws_bytes > 0, "a GPU context wants a workspace for long k over few tiles");
+        if (splits_k(c))
+            th_expect(ws_bytes > 0, "a CUDA context wants a workspace for long k over few tiles");
+        else
+            th_expect(ws_bytes == 0, "a context whose GEMM never splits K asks for no workspace");
         args.workspace = ws_bytes ? th_dev(c, ws_bytes) : NULL; /* 0xFF: stale slots must not leak into D */
         args.workspace_size = ws_bytes;
     }
@@ -223,9 +230,10 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
     if (g->fast) { /* hk.h: relative error about 1e-3 at k = 4096; entries grow like sqrt(k) */
         tol.norm = tol.rtol = fmax(tol.norm, 4e-3);
         tol.atol = fmax(tol.atol, 4e-3 * sqrt((double)k));
-    } else if (is_fp8(g->ab) && c->kind == TH_GPU) {
+    } else if (is_fp8(g->ab) && hk_context_backend(c->ctx) == HK_BACKEND_CUDA) {
         /* hk.h: k-blocks summed in fp32, each at the tensor cores' precision: relative error about 1.3e-4 on
-         * sm_90a whatever k (cuBLASLt's default mode measures the same), largest element errors ~7e-4 sqrt(k) */
+         * sm_90a whatever k (cuBLASLt's default mode measures the same), largest element errors ~7e-4 sqrt(k).
+         * The CDNA kernels (HIP, emulator) accumulate every product in fp32 and answer to the output's bound. */
         tol.norm = tol.rtol = fmax(tol.norm, 3e-4);
         tol.atol = fmax(tol.atol, 1.5e-3 * sqrt((double)k));
     }
@@ -282,20 +290,21 @@ static const forced_case forced_cases[] = {
     {{"nt_e4m3fn_260x400x2048_sk128_to_f32", TH_GPU, 260, 400, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "sk128:2", 0},
     /* K split through the workspace (sm_90a PK64) forced: uneven parts, every layout and output, beta, up to 12
-     * parts, fp32 accumulation */
-    {{"nt_bf16_130x300x1000_pk64_split8_beta", TH_GPU, 130, 300, 1000, BF, BF, 0, 1, 0, 0, 2, 0, 1, 1, C_SEPARATE, 0, 0, 0},
-     "pk64:8", 1},
+     * parts, fp32 accumulation. The emulator runs the smaller of these as HIP contexts do: no workspace wanted
+     * (hk.h), K unsplit, and the second call's D the first's */
+    {{"nt_bf16_130x300x1000_pk64_split8_beta", TH_GPU | TH_EMU, 130, 300, 1000, BF, BF, 0, 1, 0, 0, 2, 0, 1, 1,
+      C_SEPARATE, 0, 0, 0}, "pk64:8", 1},
     {{"tt_bf16_304x200x2056_pk64_split5_f16", TH_GPU, 304, 200, 2056, BF, F16, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
      "pk64:5", 1},
-    {{"nn_bf16_100x256x3080_pk64_split12_f32", TH_GPU, 100, 256, 3080, BF, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
-     "pk64:12", 1},
-    {{"nt_e4m3fn_200x400x2048_pk64_split4_to_f32", TH_GPU, 200, 400, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
-     "pk64:4", 1},
+    {{"nn_bf16_100x256x3080_pk64_split12_f32", TH_GPU | TH_EMU, 100, 256, 3080, BF, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL,
+      0, 0, 0}, "pk64:12", 1},
+    {{"nt_e4m3fn_200x400x2048_pk64_split4_to_f32", TH_GPU | TH_EMU, 200, 400, 2048, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0,
+      C_NULL, 1, 1, 0}, "pk64:4", 1},
     /* the same on 128 x 128 tiles (sm_90a PK128): both warpgroups' parts, the second's rows past m in some tiles */
     {{"nt_bf16_200x300x2000_pk128_split6_beta", TH_GPU, 200, 300, 2000, BF, BF, 0, 1, 0, 0, 2, 0, 1, -1, C_SEPARATE, 0, 0, 0},
      "pk128:6", 1},
-    {{"tn_bf16_136x264x3080_pk128_split16_f32", TH_GPU, 136, 264, 3080, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
-     "pk128:16", 1},
+    {{"tn_bf16_136x264x3080_pk128_split16_f32", TH_GPU | TH_EMU, 136, 264, 3080, BF, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL,
+      0, 0, 0}, "pk128:16", 1},
     {{"nt_e4m3fn_300x200x4096_pk128_split4_to_f32", TH_GPU, 300, 200, 4096, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0},
      "pk128:4", 1},
     /* and on 128 x 96 and 64 x 96 tiles (sm_90a PK96, PK64N96): ragged n and m, rows past m, fp32 accumulation */

@@ -2,7 +2,8 @@
  * LayerNorm configuration (cols 2048 .. 32768), the any-shape kernels past them and on unaligned rows, the
  * backward's partial-sum paths and its run-to-run determinism, and rotary head groups, scalar fallback, clamped
  * positions and tables in the activation dtype. The CUDA context's results are compared with the CPU backend's on
- * identical inputs. With no CUDA device every case is skipped. */
+ * identical inputs. The cases target CUDA kernels: a HIP context (the GPU context of an AMD machine) skips them, and
+ * with no GPU none is registered. */
 #include "harness.h"
 
 #include <math.h>
@@ -57,6 +58,13 @@ static void random_values(th_rng *rng, hk_dtype t, double *v, int64_t n, double 
     }
 }
 
+/* The harness's GPU context is HIP on an AMD machine: these cases are for CUDA's kernels only. */
+static void cuda_only(const th_ctx *c)
+{
+    if (hk_context_backend(c->ctx) != HK_BACKEND_CUDA)
+        th_skip(c, "cases of the CUDA kernels' choices");
+}
+
 /* ---------------------------------------------------------------- LayerNorm / RMSNorm forward */
 
 typedef struct ln_case {
@@ -84,6 +92,7 @@ static const ln_case fwd_cases[] = {
 
 static void run_fwd(const th_ctx *c, const void *param)
 {
+    cuda_only(c);
     const ln_case *l = param;
     th_rng rng = th_rng_for_case();
     const int64_t R = l->rows, C = l->cols, ld = C + l->pad, n = R * C;
@@ -159,6 +168,7 @@ static const bwd_case bwd_cases[] = {
 
 static void run_bwd(const th_ctx *c, const void *param)
 {
+    cuda_only(c);
     const bwd_case *l = param;
     th_rng rng = th_rng_for_case();
     const int64_t R = l->rows, C = l->cols, ld = C + l->pad, n = R * C;
@@ -263,6 +273,7 @@ static const rot_case rot_cases[] = {
 
 static void run_rot(const th_ctx *c, const void *param)
 {
+    cuda_only(c);
     const rot_case *r = param;
     th_rng rng = th_rng_for_case();
     const int64_t tokens = r->batch * r->seqlen, n = tokens * r->heads * r->d, half = r->rotary_dim / 2;
