@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "bytes.hpp"
+
 /* The HIP keywords, without any ROCm header: the device objects are hermetic (docs/toolchain.md). */
 #define __host__ __attribute__((host))
 #define __device__ __attribute__((device))
@@ -91,13 +93,6 @@ HK_DEV rsrc make_rsrc(const void *base, uint32_t bytes)
 {
     return __builtin_amdgcn_make_buffer_rsrc(const_cast<void *>(base), (short)0, (int)bytes, kRsrcFlags);
 }
-template <int Bytes> struct bytes_t;
-template <> struct bytes_t<1> { uint8_t w; };
-template <> struct bytes_t<2> { uint16_t w; };
-template <> struct bytes_t<4> { uint32_t w; };
-template <> struct bytes_t<8> { uint32_t w[2]; };
-template <> struct bytes_t<16> { uint32_t w[4]; };
-
 template <int Bytes> HK_DEV bytes_t<Bytes> buffer_load(rsrc r, uint32_t off)
 {
     if constexpr (Bytes == 1)

@@ -6,6 +6,7 @@
 #ifndef HK_TILES_EMU_RAW_HPP
 #define HK_TILES_EMU_RAW_HPP
 
+#include "../cdna3/bytes.hpp"
 #include "emu.h"
 
 #include <math.h>
@@ -266,13 +267,6 @@ struct rsrc {
     uint32_t bytes;
 };
 inline rsrc make_rsrc(const void *base, uint32_t bytes) { return {static_cast<const unsigned char *>(base), bytes}; }
-
-template <int Bytes> struct bytes_t;
-template <> struct bytes_t<1> { uint8_t w; };
-template <> struct bytes_t<2> { uint16_t w; };
-template <> struct bytes_t<4> { uint32_t w; };
-template <> struct bytes_t<8> { uint32_t w[2]; };
-template <> struct bytes_t<16> { uint32_t w[4]; };
 
 /* Number of in-range units (dwords, or the whole 16-bit item) of an access; faults on a partial one. */
 template <int Bytes> inline bool buffer_in_range(rsrc r, uint32_t off)
