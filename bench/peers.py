@@ -111,7 +111,7 @@ class Bench:
         each alike (sustained GEMM is power-capped; timed one after the other, the first memory-bound row of a
         shape read 1-2 points low). Rounds of: per contender, `settle` untimed calls, then `burst` timed ones.
         Memory-bound rows want settle > 0: a call right after another contender's reads 1-2 points lower than
-        after its own (the L2 state the other left; bench/NOTES.md rotary run 31). Rows as row() writes them,
+        after its own (the L2 state the other left; docs/perf/memory-bound.md). Rows as row() writes them,
         libhk once per --env value."""
         todo, env = [], getattr(self.args, 'env', '')
         for impl, fn in contenders:
@@ -236,7 +236,7 @@ def hf_tables(cos, sin):
 
 def rope_hf(x, cos2, sin2):
     """The HF/NeoX form on bf16 tables [positions, D] (each half-table repeated): torch.compile's fastest rotary
-    here (bench/NOTES.md, rotary probe); a different table format from libhk's fp32 [positions, D/2]."""
+    here (docs/perf/memory-bound.md); a different table format from libhk's fp32 [positions, D/2]."""
     h = x.shape[-1] // 2
     rot = torch.cat((-x[..., h:], x[..., :h]), dim=-1)
     return x * cos2[None, :, None, :] + rot * sin2[None, :, None, :]

@@ -344,12 +344,12 @@ static const forced_case forced_cases[] = {
      0}, NULL, 1},
     {{"tt_bf16_384x512x16384_workspace_pk128_f32", TH_GPU, 384, 512, 16384, BF, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
      NULL, 1},
-    /* routed since the nineteenth session: PK128 from 128 k-blocks over few tiles (nn here), fp8 PK64N96 in 5 parts */
+    /* routed: PK128 from 128 k-blocks over few tiles (nn here), fp8 PK64N96 in 5 parts */
     {{"nn_bf16_384x512x8192_workspace_pk128_beta", TH_GPU, 384, 512, 8192, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0.5f, C_SEPARATE, 0, 0,
       0}, NULL, 1},
     {{"nt_e4m3fn_128x1152x16384_workspace_pk64n96", TH_GPU, 128, 1152, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
       2.0f, 0}, NULL, 1},
-    /* routed since the twentieth session: fp8 PK128 over few tiles from K = 16384 (ragged m), P96 with fp32
+    /* routed: fp8 PK128 over few tiles from K = 16384 (ragged m), P96 with fp32
      * accumulation (ragged m, n and k: 360 rows, 2992 columns, 1008 of K) */
     {{"nt_e4m3fn_208x896x16384_workspace_pk128_ragged_m", TH_GPU, 208, 896, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
       2.0f, 0}, NULL, 1},
@@ -357,7 +357,7 @@ static const forced_case forced_cases[] = {
      NULL, 0},
     {{"nt_e4m3fn_256x736x16384_workspace_pk96_ragged_n", TH_GPU, 256, 736, 16384, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f,
      2.0f, 0}, NULL, 1},
-    /* the finale (twenty-second session): the last two rounds' tiles in parts of K through the workspace, forced at
+    /* the finale: the last two rounds' tiles in parts of K through the workspace, forced at
      * short K (the route takes it from 64 k-blocks per part); ragged k, f32 out with beta, fp8 with fp32 accumulation,
      * nn's swapped tiles with C aliasing D */
     {{"nt_bf16_1152x3168x520_workspace_finale2_p96_f32_beta", TH_GPU, 1152, 3168, 520, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0.5f,

@@ -96,7 +96,7 @@ HK_KERNEL(t_diverge, hk_prim_params, 64)
     p.fout[l] = l < 32 ? warp_sum(1.0f) : (float)raw::readlane(l, 3);
 }
 
-/* A lane group of the raw 16x16x16 bf16 MFMA with operands placed by AMD-SEMANTICS.md's table:
+/* A lane group of the raw 16x16x16 bf16 MFMA with operands placed by docs/amd/mfma.md's table:
  * lane l item e = A[l % 16][4 * (l / 16) + e] (and B[4 * (l / 16) + e][l % 16]); D[4 * (l / 16) + r][l % 16]. */
 HK_KERNEL(t_mfma_raw, hk_prim_params, 64)
 {

@@ -1,4 +1,4 @@
-/* The emulated AMD primitives against AMD-SEMANTICS.md: DPP, ds_swizzle, bpermute (with exited lanes),
+/* The emulated AMD primitives against the semantics of docs/amd/: DPP, ds_swizzle, bpermute (with exited lanes),
  * readlane, ballot and lane-bit packing, wave/block reductions, range-checked buffer loads/stores, exp2/rcp/rsq,
  * v_perm_b32, explicit LDS accesses and the emulator's checks on them (races, bank conflicts, bounds), the raw
  * MFMA operand table and every MFMA atom of both archs through the tile interface (kernels/cdna/mfma_probe.hip).
@@ -204,7 +204,7 @@ static void test_transcendentals(void **state)
     hk_prim_params p = {.fin = x, .fout = out, .n = n};
     run_ok(gfx, "t_math", &p, 64);
     for (int i = 0; i < n; ++i) {
-        /* AMD-SEMANTICS §6: denormal inputs and results flush to zero; otherwise within 1 ulp. */
+        /* docs/amd/numbers.md: denormal inputs and results flush to zero; otherwise within 1 ulp. */
         const float xf = fabsf(x[i]) < 1.17549435e-38f ? copysignf(0.0f, x[i]) : x[i];
         float e = (float)exp2((double)xf), r = (float)(1.0 / xf), q = (float)(1.0 / sqrt((double)xf));
         if (fabsf(e) < 1.17549435e-38f)
@@ -302,7 +302,7 @@ static void test_mfma_raw_table(void **state)
         }
 }
 
-/* Exact fp8 encoding of a small value in the arch's e4m3 (fnuz on gfx942, OCP on gfx950), by the §2 decode. */
+/* Exact fp8 encoding of a small value in the arch's e4m3 (fnuz on gfx942, OCP on gfx950), by the decode of docs/amd/numbers.md. */
 static double fp8_decode(int gfx, unsigned b)
 {
     int s = b >> 7, E = (b >> 3) & 15, m = b & 7;

@@ -1,7 +1,7 @@
 /* The sm_90a GEMM route (kernels/hopper/gemm.h hk_gemm_route) over a grid of problems, device counts and workspaces,
  * on the host: whatever it picks must be a kernel that is built for the layout and dtype, hold fp32 accumulation
  * where asked, and take a K split the shape can run (cluster halves, or pooled parts the workspace holds). The
- * choices themselves are tuning (bench/NOTES.md); these are the rules a wrong choice would break silently. */
+ * choices themselves are tuning (docs/perf/hopper-gemm.md); these are the rules a wrong choice would break silently. */
 #include <setjmp.h> /* cmocka.h needs these first */
 #include <stdarg.h>
 #include <stddef.h>

@@ -102,12 +102,12 @@ template <int N, typename T> HK_DEV void store_vec(const buf<T> &b, uint32_t i, 
     raw::buffer_store<N * sizeof(T)>(b.r, i * (uint32_t)sizeof(T), __builtin_bit_cast(raw::bytes_t<N * sizeof(T)>, v));
 }
 
-/* ---------------------------------------------------------------- LDS geometry (AMD-SEMANTICS.md §3)
+/* ---------------------------------------------------------------- LDS geometry (docs/amd/lds.md)
  * Bytes per workgroup, and the bank line: banks x 4 bytes, the span one conflict-free access phase covers. */
 constexpr int kLdsBytes = HK_GFX >= 950 ? 160 * 1024 : 64 * 1024;
 constexpr int kBankLineBytes = HK_GFX >= 950 ? 256 : 128;
 
-/* ---------------------------------------------------------------- MFMA fragment layouts (AMD-SEMANTICS.md §1)
+/* ---------------------------------------------------------------- MFMA fragment layouts (docs/amd/mfma.md)
  * ab<M, KL>: an operand fragment with KL items per lane. As A it is M x (KL * 64 / M): item e of lane l is
  * A[l % M][KL * (l / M) + e]. As B (the mirror, K x N) it is B[KL * (l / N) + e][l % N].
  * kColRun / kRowRun: items e .. e + run - 1 (e a multiple of the run) sit in consecutive columns / rows, which is
@@ -234,7 +234,7 @@ using mma_fp8_32 = mma_fp8_32x32x16;
 
 /* Two atoms over one lane vector of 2 KL items, the first taking items [0, KL), the second [KL, 2 KL): as one atom
  * it is M x N x 2K with the layouts of 2 KL items per lane (lane l holds k = 2 KL (l / M) + e). It sums the same
- * products as the single 2K-deep instruction would, grouped per half (AMD-SEMANTICS.md §1: a k relabelling applied
+ * products as the single 2K-deep instruction would, grouped per half (docs/amd/mfma.md: a k relabelling applied
  * to A and B alike is exact up to rounding order). gfx942 uses it so that a fragment is one 16-byte LDS read, as
  * with the gfx950 double-depth MFMAs. */
 template <typename Atom> struct mma_pair {

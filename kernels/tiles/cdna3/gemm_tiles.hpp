@@ -21,7 +21,7 @@ constexpr uint32_t kOutOfRange = 0x80000000u;
  * Row r's 16-byte chunk c is stored at chunk c ^ s(r), where s(r) is the index of r's bank line (kBankLineBytes) mod
  * the chunks of a row: rows sharing a bank line keep their chunk order and successive lines rotate. With 64-byte
  * rows on gfx942 and 128-byte rows on gfx950 the 16-byte fragment reads of 16- and 32-row fragments are then free
- * of bank conflicts (the emulator checks every read against the lane phases of AMD-SEMANTICS.md §3); the
+ * of bank conflicts (the emulator checks every read against the lane phases of docs/amd/lds.md); the
  * K-contiguous 16-byte stores are too (8 consecutive lanes write 128 contiguous bytes). */
 template <typename T, int R, int C> struct lds_tile {
     static constexpr int kRows = R, kCols = C, kChunk = 16 / (int)sizeof(T), kChunks = C / kChunk;

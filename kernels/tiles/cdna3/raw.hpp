@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
-/* The HIP keywords, without any ROCm header (TOOLCHAIN.md: hermetic device objects). */
+#include "bytes.hpp"
+
+/* The HIP keywords, without any ROCm header: the device objects are hermetic (docs/toolchain.md). */
 #define __host__ __attribute__((host))
 #define __device__ __attribute__((device))
 #define __global__ __attribute__((global))
@@ -70,7 +72,7 @@ HK_DEV float exp2(float x) { return __builtin_amdgcn_exp2f(x); }
 HK_DEV float rcp(float x) { return __builtin_amdgcn_rcpf(x); }
 HK_DEV float rsq(float x) { return __builtin_amdgcn_rsqf(x); }
 
-/* ---------------------------------------------------------------- cross-lane (AMD-SEMANTICS.md §5) */
+/* ---------------------------------------------------------------- cross-lane (docs/amd/cross-lane.md) */
 template <int Ctrl, int RowMask = 0xf, int BankMask = 0xf, bool BoundCtrl = true>
 HK_DEV int dpp(int old, int src)
 {
@@ -82,7 +84,7 @@ HK_DEV int readlane(int v, int lane) { return __builtin_amdgcn_readlane(v, lane)
 /* Bit l: lane l's pred (0 for EXEC-disabled lanes); wave-uniform (an SGPR pair). */
 HK_DEV uint64_t ballot(bool pred) { return __builtin_amdgcn_ballot_w64(pred); }
 
-/* ---------------------------------------------------------------- buffer accesses (§4)
+/* ---------------------------------------------------------------- buffer accesses (docs/amd/buffer.md)
  * A raw buffer: base + voffset, every access range-checked against num_records bytes by the hardware. */
 typedef __amdgpu_buffer_rsrc_t rsrc;
 constexpr int kRsrcFlags = 0x00020000; /* dword 3 for gfx942/gfx950 raw buffers */
@@ -91,13 +93,6 @@ HK_DEV rsrc make_rsrc(const void *base, uint32_t bytes)
 {
     return __builtin_amdgcn_make_buffer_rsrc(const_cast<void *>(base), (short)0, (int)bytes, kRsrcFlags);
 }
-template <int Bytes> struct bytes_t;
-template <> struct bytes_t<1> { uint8_t w; };
-template <> struct bytes_t<2> { uint16_t w; };
-template <> struct bytes_t<4> { uint32_t w; };
-template <> struct bytes_t<8> { uint32_t w[2]; };
-template <> struct bytes_t<16> { uint32_t w[4]; };
-
 template <int Bytes> HK_DEV bytes_t<Bytes> buffer_load(rsrc r, uint32_t off)
 {
     if constexpr (Bytes == 1)
@@ -145,7 +140,7 @@ template <int Bytes> HK_DEV void lds_write(void *p, bytes_t<Bytes> v)
     }
 }
 
-/* ---------------------------------------------------------------- MFMA (§1), gfx9 forms present on both archs
+/* ---------------------------------------------------------------- MFMA (docs/amd/mfma.md), gfx9 forms on both archs
  * c is updated in place; a/b hold this lane's items in the order the instruction reads them. */
 HK_DEV void mfma_16x16x16_bf16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
 {

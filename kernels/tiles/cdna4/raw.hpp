@@ -24,7 +24,7 @@ HK_DEV void mfma_32x32x16_bf16(float (&c)[16], const uint16_t (&a)[8], const uin
 }
 
 /* OCP e4m3 x e4m3 (format code 0) with zero scales and opsel 0, which LLVM folds to the unscaled
- * v_mfma_f32_*_f8f6f4 (AMD-SEMANTICS.md §1.1; tests/amd checks the opcode). 32 bytes of A and B per lane. */
+ * v_mfma_f32_*_f8f6f4 (docs/amd/mfma.md; tests/amd checks the opcode). 32 bytes of A and B per lane. */
 HK_DEV void mfma_16x16x128_fp8(float (&c)[4], const uint8_t (&a)[32], const uint8_t (&b)[32])
 {
     v4f32 r = __builtin_amdgcn_mfma_scale_f32_16x16x128_f8f6f4(__builtin_bit_cast(v8i32, a), __builtin_bit_cast(v8i32, b),
@@ -38,7 +38,7 @@ HK_DEV void mfma_32x32x64_fp8(float (&c)[16], const uint8_t (&a)[32], const uint
     __builtin_memcpy(c, &r, sizeof c);
 }
 
-/* x'[l] = l < 32 ? x[l] : y[l - 32], y'[l] = l < 32 ? x[l + 32] : y[l] (§5). */
+/* x'[l] = l < 32 ? x[l] : y[l - 32], y'[l] = l < 32 ? x[l + 32] : y[l] (docs/amd/cross-lane.md). */
 HK_DEV void permlane32_swap(uint32_t &x, uint32_t &y)
 {
     auto r = __builtin_amdgcn_permlane32_swap(x, y, false, false);

@@ -1,11 +1,12 @@
 /* hk::raw for the wave emulator: the names of tiles/cdna3|cdna4/raw.hpp, implemented on the host from the
- * documented semantics (AMD-SEMANTICS.md in the project's shared/ folder, beside the checkout; section numbers below). Per-lane operations run inline
+ * documented semantics (docs/amd/, one file per section below). Per-lane operations run inline
  * on the lane's fiber; cross-lane ones are wave collectives (tiles/emu/emu.h). The MFMA operand/result layouts
  * are written here in the ISA's forward direction ((row, k) -> (lane, item)), independently of the inverse
  * maps in cdna3/amd.hpp, so the primitive tests cross-check the two. */
 #ifndef HK_TILES_EMU_RAW_HPP
 #define HK_TILES_EMU_RAW_HPP
 
+#include "../cdna3/bytes.hpp"
 #include "emu.h"
 
 #include <math.h>
@@ -58,7 +59,7 @@ inline uint32_t perm(uint32_t hi, uint32_t lo, uint32_t sel)
     return r;
 }
 
-/* ---------------------------------------------------------------- conversions and transcendentals (§6) */
+/* ------------------------------------------------ conversions and transcendentals (docs/amd/numbers.md) */
 inline uint16_t f32_to_bf16(float f)
 {
     uint32_t u;
@@ -88,7 +89,7 @@ inline float exp2(float x) { return flush((float)::exp2((double)flush(x))); }
 inline float rcp(float x) { return flush((float)(1.0 / (double)flush(x))); }
 inline float rsq(float x) { return flush((float)(1.0 / ::sqrt((double)flush(x)))); }
 
-/* ---------------------------------------------------------------- cross-lane (§5) */
+/* ---------------------------------------------------------------- cross-lane (docs/amd/cross-lane.md) */
 struct lane_io {
     int a, b, out;
 };
@@ -258,7 +259,7 @@ inline void permlane32_swap(uint32_t &x, uint32_t &y)
     y = (uint32_t)io.b;
 }
 
-/* ---------------------------------------------------------------- buffer accesses (§4)
+/* ---------------------------------------------------------------- buffer accesses (docs/amd/buffer.md)
  * Each dword is range-checked on its own (soffset is always 0); an access that is only partly in range is a
  * fault, because the hardware's answer for it is not pinned down. */
 struct rsrc {
@@ -266,13 +267,6 @@ struct rsrc {
     uint32_t bytes;
 };
 inline rsrc make_rsrc(const void *base, uint32_t bytes) { return {static_cast<const unsigned char *>(base), bytes}; }
-
-template <int Bytes> struct bytes_t;
-template <> struct bytes_t<1> { uint8_t w; };
-template <> struct bytes_t<2> { uint16_t w; };
-template <> struct bytes_t<4> { uint32_t w; };
-template <> struct bytes_t<8> { uint32_t w[2]; };
-template <> struct bytes_t<16> { uint32_t w[4]; };
 
 /* Number of in-range units (dwords, or the whole 16-bit item) of an access; faults on a partial one. */
 template <int Bytes> inline bool buffer_in_range(rsrc r, uint32_t off)
@@ -300,7 +294,7 @@ template <int Bytes> inline void buffer_store(rsrc r, uint32_t off, bytes_t<Byte
         memcpy(const_cast<unsigned char *>(r.base) + off, &v, Bytes);
 }
 
-/* ---------------------------------------------------------------- explicit LDS accesses (§3)
+/* ---------------------------------------------------------------- explicit LDS accesses (docs/amd/lds.md)
  * Checked beyond what they compute (executor.c): every access lies in the workgroup's LDS allocations; two waves
  * touching one dword in the same barrier interval, one of them writing, is a fault (a race on hardware, whatever
  * order the emulator happened to run them in); a 16-byte read must be free of bank conflicts over the arch's
@@ -313,7 +307,7 @@ struct lds_read_io {
     bytes_t<16> v;
 };
 
-/* ds_read_b128 lane phase of lane l (AMD-SEMANTICS.md §3). gfx942: 8 groups of 8 lanes, {0-3,20-23},
+/* ds_read_b128 lane phase of lane l (docs/amd/lds.md). gfx942: 8 groups of 8 lanes, {0-3,20-23},
  * {4-7,16-19}, {8-11,28-31}, {12-15,24-27} and the same + 32; gfx950: 4 groups of 16, each the union of the
  * gfx942 groups {0, 3} or {1, 2} of its half. */
 inline int lds_b128_phase(int gfx, int l)
@@ -367,13 +361,13 @@ template <int Bytes> inline void lds_write(void *p, bytes_t<Bytes> v)
         memcpy(p, &v, Bytes);
 }
 
-/* ---------------------------------------------------------------- MFMA (§1)
+/* ---------------------------------------------------------------- MFMA (docs/amd/mfma.md)
  * Operand placement, forward form: A[i][k] sits in item k % KL of lane i + M * (k / KL) (B mirrors with the
  * column); the gfx950 f8f6f4 forms split k into 16-wide runs: item 16 * (k / S) + k % 16 of lane group
  * (k % S) / 16, S = 16 * 64 / M. Result: D[i][j] is item (i % 4) + 4 * (i / (4 * MI)) of lane
  * j + N * ((i / 4) % MI), MI = 64 / N.
  * Numerics: products exact, summed in double over groups of G logical k (8 for bf16, 16 for fp8, in increasing
- * k), each group added to the fp32 accumulator with one rounding (AMD-SEMANTICS §1.2: the CDNA3 model truncates
+ * k), each group added to the fp32 accumulator with one rounding (docs/amd/mfma.md: the CDNA3 model truncates
  * inside a group; exact for the integer-valued test data, within a few ulps otherwise). */
 inline double bf16_value(uint16_t b)
 {

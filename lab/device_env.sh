@@ -1,4 +1,4 @@
-# Sourced by the device scripts (bench/device_run.sh, bench/device_check.sh): cmocka travels as .debs in .carry
+# Sourced by the device scripts (lab/device_run.sh, lab/device_check.sh): cmocka travels as .debs in .carry
 # (`apt-get download libcmocka0 libcmocka-dev` on a Debian machine); unpack them aside and point pkg-config and
 # the loader there. Also: unbuffered Python, $OUT (default /tmp/hk-out) and the build folder $B.
 OUT=${OUT:-/tmp/hk-out}

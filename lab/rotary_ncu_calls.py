@@ -1,4 +1,4 @@
-"""The rotary contenders for bench/rotary_ncu.sh: libhk, the torch.compile HF form (bf16 [N, D] tables) and a copy
+"""The rotary contenders for lab/rotary_ncu.sh: libhk, the torch.compile HF form (bf16 [N, D] tables) and a copy
 of the same bytes, on both issue shapes, each launched twice in a row between cudaProfilerStart and Stop (after
 an unprofiled warm-up that compiles the peer), so that ncu sees only these kernels."""
 import os
@@ -6,7 +6,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench')]  # lab/, bench/
 import hk  # noqa: E402
 import peers  # noqa: E402
 import rotary_protocols  # noqa: E402

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The integrated H200 check without building on the device (~6 minutes of device time instead of a build there):
-#   here:   bench/device_quick.sh pack [BUILD]   copies BUILD's (default: build) libhk.so.1, cmocka test binaries,
+#   here:   lab/device_quick.sh pack [BUILD]   copies BUILD's (default: build) libhk.so.1, cmocka test binaries,
 #           hk-info and hk-bench, and a GEMM harness built from this tree, into .carry/quick
-#   device: bench/device_quick.sh run            carry [".carry/quick", ".carry/libcmocka0_*.deb",
+#   device: lab/device_quick.sh run            carry [".carry/quick", ".carry/libcmocka0_*.deb",
 #           ".carry/libcmocka-dev_*.deb"]: the GPU tests, memcheck, racecheck and the harness checks in parallel,
 #           then hk-info, hk-bench, the GEMM peers and the memory-bound peers (timed alone).
 #           With .carry/alt (a second build's libhk.so.1 and tests, also carried): its GPU op tests, then the
@@ -19,14 +19,14 @@ if [ "$1" = pack ]; then
         [ -f "$t" ] && [ -x "$t" ] && cp "$t" $Q/tests/
     done
     nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-    (cd bench && $nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels gemm_harness.cu \
+    (cd lab && $nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -I../kernels gemm_harness.cu \
         -lcublas -lcublasLt -lcuda -o ../$Q/gemm_harness) || exit 1
     du -sh $Q
     exit 0
 fi
 [ "$1" = run ] || { echo "usage: $0 pack [BUILD] | run"; exit 2; }
 
-. bench/device_env.sh
+. lab/device_env.sh
 F=$PWD/$Q
 export LD_LIBRARY_PATH=$F:$LD_LIBRARY_PATH
 L=/tmp/quick-logs

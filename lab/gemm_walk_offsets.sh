@@ -1,8 +1,8 @@
 #!/bin/bash
-# The walk's group size against where the operands lie (bench/NOTES.md, thirty-second session: groups of 12 gained 12%
+# The walk's group size against where the operands lie (git history of bench/NOTES.md, thirty-second session: groups of 12 gained 12%
 # at 1216^3 and lost 1-3% on some rows, in two processes at one placement). Times the library's walk beside other
 # groups (HK_BENCH_GROUPS) at five offsets of A and B (HK_BENCH_OFFSET) on the rows that moved most, PROCS processes.
-#   H=path/to/gemm_harness OUT=/tmp/walk bash bench/gemm_walk_offsets.sh   (the harness: nvcc line in gemm_harness.cu)
+#   H=path/to/gemm_harness OUT=/tmp/walk bash lab/gemm_walk_offsets.sh   (the harness: nvcc line in gemm_harness.cu)
 OUT=${OUT:-/tmp/hk-walk}
 mkdir -p "$OUT"
 ROWS=${ROWS:-1216x1216x1216nt,1216x1216x1216tt,1216x1216x1216tn,1216x1216x1216nn,1216x1216x1216e4m3fastnt,\

@@ -1,12 +1,12 @@
 """The rotary rows of bench/peers.py under two other timing protocols, since the memory-bound percentages move by
-2-4 points with the L2 state a call starts from (bench/NOTES.md, rotary run 31):
-  flush       triton.testing.do_bench, as shared/ANCHORS.md measured the peers: L2 flushed (a 256 MB zero fill)
+2-4 points with the L2 state a call starts from (git history of bench/NOTES.md, rotary run 31):
+  flush       triton.testing.do_bench, as the peers are commonly measured: L2 flushed (a 256 MB zero fill)
               before every timed call; % of a 2 GiB copy timed the same way;
   after_gemm  each timed call right after the GEMM that writes its input (an attention block's QKV projection);
               median of CUDA events around the rotary call alone.
 Contenders: libhk, torch.compile of the HF form on bf16 [N, D] tables (the fastest peer form) and a copy of the
 same bytes.
-    HK_LIB=build/libhk.so.1 python3 bench/rotary_protocols.py [--rounds 2]"""
+    HK_LIB=build/libhk.so.1 python3 lab/rotary_protocols.py [--rounds 2]"""
 import argparse
 import os
 import statistics
@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench')]  # lab/, bench/
 import hk  # noqa: E402
 import peers  # noqa: E402
 

@@ -1,7 +1,7 @@
-"""GEMM calls for bench/gemm_ncu.sh, one each after warm-ups, between cudaProfilerStart/Stop: e4m3 through libhk in
+"""GEMM calls for lab/gemm_ncu.sh, one each after warm-ups, between cudaProfilerStart/Stop: e4m3 through libhk in
 both accumulation modes (the same launch shape), or bf16 (nt) through libhk; --peer adds cuBLAS's call of the same
 problem (torch.matmul / torch._scaled_mm) so both kernels are read side by side.
-    python3 bench/gemm_ncu_calls.py --lib build/libhk.so.1 [--size 8192 | --shape MxNxK] [--tune p192] [--dtype bf16]
+    python3 lab/gemm_ncu_calls.py --lib build/libhk.so.1 [--size 8192 | --shape MxNxK] [--tune p192] [--dtype bf16]
                                     [--peer]"""
 import argparse
 import os
@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench')]  # lab/, bench/
 import gemm_bench  # noqa: E402
 import peers  # noqa: E402
 

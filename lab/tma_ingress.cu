@@ -1,7 +1,7 @@
 /* How fast TMA fills one SM's shared memory when nothing else runs: the GEMM k-loop's loads (A and B boxes of 128-byte
  * rows, 128B swizzle, one mbarrier ring) without the mma, one CTA per SM, every CTA on the tile a GEMM of m x n x k
  * would give it. Prints bytes per cycle per SM and the aggregate rate, so a GEMM shape's k-block time can be read
- * against its load floor (bench/NOTES.md, eleventh session, call 13).
+ * against its load floor (git history of bench/NOTES.md, eleventh session, call 13).
  * INGRESS_POOL=1: the loads of a pooled split (tile orders, clusters); INGRESS_MMA=1: the pooled k-loop with and
  * without its mma; INGRESS_FORMS=1: that k-loop's mma issued in other forms (pool_mma's FORM). Each row also gives
  * the clock it ran at (INGRESS_WARM=N: N launches first; INGRESS_RANDOM=1: random operands instead of 0x3c3c).
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(128, 1)
  * memory) and free it one k-block later, as gemm.cu does. MMA_ONLY: the producer fills the ring once and the consumers
  * cycle over its resident stages: the mma's own rate, with no TMA writes into shared memory beside it. Cycles per CTA
  * from its first landed k-block to its last mma's end.
- * FORM, how the consumers issue a k-block (INGRESS_FORMS, bench/NOTES.md, thirty-first session): 0 as gemm.cu
+ * FORM, how the consumers issue a k-block (INGRESS_FORMS, git history of bench/NOTES.md, thirty-first session): 0 as gemm.cu
  * (wgmma_kblock: a fence, 4 instructions, a commit; then wait for the k-block before); 1 one fence before the loop,
  * none per k-block (ptxas adds some: C7519); 2 as 0, waiting for the k-block two before; 4 BM = 256, each consumer
  * 128 rows as two m64nBN chains over one B (cuBLAS's coopA tiles; MMA_ONLY only: ptxas serializes it beside the
@@ -511,7 +511,7 @@ int main()
 {
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    if (getenv("INGRESS_MMA")) { /* is PK128's k-loop bound by shared-memory bytes (bench/NOTES.md, nineteenth session)? */
+    if (getenv("INGRESS_MMA")) { /* is PK128's k-loop bound by shared-memory bytes (git history of bench/NOTES.md, nineteenth session)? */
         for (int rep = 0; rep < 2; ++rep) {
             run_pool<1, 1>(512, 512, 16384, 128, 128, 8, 6, 0);
             run_pool_mma<128, true>(512, 512, 16384, 8, 6);

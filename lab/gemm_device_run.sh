@@ -3,7 +3,7 @@
 # default kernels against cuBLAS's (PROFILE=1), timing vs cuBLAS (harness table), then libhk through ctypes vs
 # torch (bench/gemm_bench.py --sweep, or GEMM_BENCH) when a library is carried (LIBHK=1).
 # CARRY (default: .carry/gemm under the tree this script sits in) holds gemm_harness, built with the nvcc line
-# in bench/gemm_harness.cu, and libhk.so.1 from a build here; a harness that does not start there is rebuilt
+# in lab/gemm_harness.cu, and libhk.so.1 from a build here; a harness that does not start there is rebuilt
 # with that machine's nvcc. HK_CHECK_SHAPES (e.g. P144,M64N64) limits the checks to those shapes' kernels,
 # HK_BENCH_ROWS (e.g. 1152x1152x1152nt,1536x1536x1536nn) the timed rows; LIBHK=checks runs only gemm_bench.py's
 # correctness checks. ROOT: the source tree (default: the one this script sits in).
@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,tempe
 if ! $H probe; then
   echo "rebuilding harness"
   H=/tmp/gemm_harness
-  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Ikernels bench/gemm_harness.cu \
+  nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Ikernels lab/gemm_harness.cu \
     -lcublas -lcublasLt -lcuda -o $H || exit 1
 fi
 cuobjdump --dump-sass $H > /tmp/sass.txt 2>&1

@@ -1,7 +1,7 @@
 """Sustained bf16 GEMM, one contender at a time (libhk, torch.matmul = cuBLAS), about 2 s each, with the SM clock,
 board power and clock-event reasons sampled by nvidia-smi. Answers whether a shape runs power-capped and how
 much work each contender gets out of a clock cycle:
-    HK_LIB=build/libhk.so.1 python3 bench/gemm_clocks.py [--seconds S] [--tune p320,...] [--shapes 8192x8192x8192,...]
+    HK_LIB=build/libhk.so.1 python3 lab/gemm_clocks.py [--seconds S] [--tune p320,...] [--shapes 8192x8192x8192,...]
 (--tune: libhk also with each forced launch shape, HK_CUDA_TUNE_GEMM; a shape ending in e4m3, e.g. 8192x8192x8192e4m3,
 runs fp8 against torch._scaled_mm with fast accumulation)
 Per window: TFLOP/s (GPU time of the whole burst), median SM MHz and W, the reasons seen, and the fraction of
@@ -17,7 +17,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench')]  # lab/, bench/
 import gemm_bench  # noqa: E402
 import peers  # noqa: E402
 

@@ -4,7 +4,7 @@ block, dynamic shared memory and mean duration. Tells a split-K with a separate 
 a plain tile walk, and the tile shape (in nvjet names) that libhk's route can be compared with. --lib adds libhk's
 calls of the same problems (the route, and each HK_CUDA_TUNE_GEMM shape of --tunes), so that its main and sum
 kernels read beside cuBLAS's.
-    python3 bench/cublas_kernels.py 256x256x16384 128x1024x8192 ... [--iters 20] [--only bf16,fast,acc32]
+    python3 lab/cublas_kernels.py 256x256x16384 128x1024x8192 ... [--iters 20] [--only bf16,fast,acc32]
                                     [--lib build/libhk.so.1 [--tunes pk128:8,pk96:5]]"""
 import argparse
 import collections
@@ -82,7 +82,7 @@ def main():
     only = set(args.only.split(','))
     bench = None
     if args.lib:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench')]  # lab/, bench/
         import peers
         bench = peers.Bench(argparse.Namespace(lib=args.lib, reps=1, warmup=0))
     tunes = [t for t in args.tunes.split(',') if t]

@@ -79,7 +79,7 @@ struct shape_info {
     {#id, bm, bn, cluster, persist, swap, pool, HK_GEMM_SHARED_BYTES(bm, bn, stages, persist, swap),                     \
      HK_SHAPE_##swap##lay(id, suffix), HK_FP8_##swap##lay(suffix), HK_SUM_##pool(suffix)},
 /* experiments: X(id, bm, bn, stages, cluster, swap, pool), one tile per CTA, bf16 nt -> bf16 and e4m3 nt -> bf16
- * (pooled ones with a bf16 sum kernel); none at present (bench/NOTES.md lists those measured and dropped) */
+ * (pooled ones with a bf16 sum kernel); none at present (git history of bench/NOTES.md lists those measured and dropped) */
 #define HK_EXPERIMENTS(X)
 #define HK_EXP_SUM_KERNEL_0(id)
 #define HK_EXP_SUM_KERNEL_1(id) HK_GEMM_POOLED_SUM(bf16, __nv_bfloat16, xshape_##id, _x##id)
@@ -474,7 +474,7 @@ static size_t operand_offset; /* bytes; HK_BENCH_OFFSET (a list: each timed row 
 /* HK_BENCH_CLOCK: the SM clock while a contender runs, read by one thread of a CTA on an SM the contender leaves
  * free (or shares): SM cycles against global-timer ns, a sample per ~500 ns. Both libraries' kernels are read
  * the same way, so a difference in clock (current drawn per flop) is told apart from one in cycles. Caveats
- * (bench/NOTES.md, twenty-first session): the probe's idle SM runs 5-8% faster than SMs busy with mma; a kernel
+ * (git history of bench/NOTES.md, twenty-first session): the probe's idle SM runs 5-8% faster than SMs busy with mma; a kernel
  * on every SM leaves it no room or loses an SM to it; bursts of the large shapes reach the power cap, a lower
  * clock than their timed rows ran at. */
 constexpr int probe_samples = 4096;
@@ -559,7 +559,7 @@ static std::vector<double> median_ms_multi(std::vector<call_t> fs, int reps, int
     CK(cudaStreamSynchronize(st));
     /* Each repeat times the contenders in a new order (a fixed pseudo-random shuffle), so that none always follows
      * the same one (in the experiment scripts' fixed order the contender right after torch read up to 1.3% low:
-     * bench/NOTES.md, thirty-third session) */
+     * git history of bench/NOTES.md, thirty-third session) */
     std::vector<size_t> order(nf);
     for (size_t j = 0; j < nf; ++j) order[j] = j;
     uint32_t lcg = 12345;
@@ -817,7 +817,7 @@ static void bench(int m, int n, int k, dt in, bool ta, bool tb, cublasHandle_t b
         });
         names.push_back(std::string("cublasGemmEx ") + lay);
     }
-    if (profiling) { /* one call of each contender inside the profiled range (bench/gemm_device_run.sh, ncu) */
+    if (profiling) { /* one call of each contender inside the profiled range (lab/gemm_device_run.sh, ncu) */
         for (auto &f : fs) f(bench_stream);
         CK(cudaStreamSynchronize(bench_stream));
         CK(cudaProfilerStart());
@@ -1015,7 +1015,7 @@ int main(int argc, char **argv)
         if (all_shapes[sh].cluster > 1)
             printf("max active clusters of %s (%u B shared): %d\n", all_shapes[sh].name, all_shapes[sh].smem,
                    active_clusters(sh, 0));
-    /* clusters of 2-16 CTAs of one SM each (what a pooled split could run in clusters of its parts: bench/NOTES.md,
+    /* clusters of 2-16 CTAs of one SM each (what a pooled split could run in clusters of its parts: git history of bench/NOTES.md,
      * sixteenth session) */
     for (int size = 2; size <= 16; ++size)
         printf("max active clusters of %d PK128 CTAs: %d\n", size, active_clusters(PK128, size));

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Hardware counters of the rotary contenders (bench/rotary_ncu_calls.py) under ncu, with the L2 flushed and
-# invalidated before each kernel (cache-control all) and not (none); clocks left alone (METHOD.md). Prints one
-# line per kernel: time, DRAM bytes, L2 read sectors and hits, warps active, loads. bench/NOTES.md rotary run 32.
-#   HK_LIB=build/libhk.so.1 OUT=/tmp/ncu bash bench/rotary_ncu.sh
+# Hardware counters of the rotary contenders (lab/rotary_ncu_calls.py) under ncu, with the L2 flushed and
+# invalidated before each kernel (cache-control all) and not (none); clocks left alone. Prints one
+# line per kernel: time, DRAM bytes, L2 read sectors and hits, warps active, loads. git history of bench/NOTES.md rotary run 32.
+#   HK_LIB=build/libhk.so.1 OUT=/tmp/ncu bash lab/rotary_ncu.sh
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/hk-ncu}
 mkdir -p "$OUT"
@@ -13,7 +13,7 @@ M=$M,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_m
 M=$M,launch__grid_size,launch__block_size,launch__registers_per_thread
 for cc in all none; do
     timeout 240 ncu --clock-control none --cache-control $cc --profile-from-start off --metrics $M --csv \
-        python3 bench/rotary_ncu_calls.py > "$OUT/ncu_rotary_$cc.csv" 2> "$OUT/ncu_rotary_$cc.err"
+        python3 lab/rotary_ncu_calls.py > "$OUT/ncu_rotary_$cc.csv" 2> "$OUT/ncu_rotary_$cc.err"
     echo "ncu cache-control $cc: rc=$?"
 done
 OUT=$OUT python3 - <<'PY'

@@ -7,7 +7,7 @@
 #   TEST_ENVS="A=x;B=y C=z": extra test passes, one per ';'-separated set of assignments
 #   SANITIZERS="memcheck racecheck" (default; empty: none); NO_TESTS=1 skips the op tests
 cd "$(dirname "$0")/.." || exit 1
-. bench/device_env.sh
+. lab/device_env.sh
 summary=()
 
 {

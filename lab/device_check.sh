@@ -6,7 +6,7 @@
 # and LN-backward kernels. Logs land flat in $OUT (8 files at most); a summary is printed last.
 #   carry: .carry (libcmocka0 and libcmocka-dev .debs: `apt-get download libcmocka0 libcmocka-dev`)
 cd "$(dirname "$0")/.." || exit 1
-. bench/device_env.sh
+. lab/device_env.sh
 summary=()
 step() { # step NAME TIMEOUT LOG command...
     local name=$1 limit=$2 log=$3
