@@ -48,10 +48,13 @@ static hk_status check_offsets(hk_context *ctx, const char *op, int64_t batch, o
     return HK_OK;
 }
 
-/* A {batch, seq, head} tensor: [batch, seqlen, heads] dense batches, or [tokens, heads] packed. */
+/* A call's {batch, seq, head} tensors: [batch, seqlen, heads] dense batches, or [tokens, heads] packed. */
 typedef struct attn_layout {
     bool varlen;
     int64_t batch;
+    int64_t sq, sk; /* query and key rows per batch entry: the maxima, or the packed token counts */
+    int64_t dv;     /* features of V and O */
+    size_t elem;
 } attn_layout;
 
 static hk_span attn_span(const attn_layout *l, const char *name, const void *p, const int64_t stride[3], int64_t seq,
@@ -106,6 +109,14 @@ static hk_status attn_tokens(hk_context *ctx, const char *op, int64_t batch, con
     return HK_OK;
 }
 
+static hk_status attn_begin(hk_context *ctx, const char *op, attn_layout *l, hk_dtype dtype, int64_t batch,
+                            int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim, int64_t head_dim_v,
+                            const int32_t *cu_q, const int32_t *cu_k, void *stream)
+{
+    *l = (attn_layout){cu_q != NULL, batch, seqlen_q, seqlen_k, head_dim_v > 0 ? head_dim_v : head_dim, hk_dtype_size(dtype)};
+    return attn_tokens(ctx, op, batch, cu_q, cu_k, &l->sq, &l->sk, stream);
+}
+
 static hk_status check_all(const char *op, const hk_span *s, size_t n, bool needed)
 {
     hk_status st = HK_OK;
@@ -119,12 +130,13 @@ static const char *const attn_in_place = "none; Q, K, V and dQ, dK, dV may inter
 hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a)
 {
     const char *op = "attn_fwd";
-    attn_layout l = {a->cu_seqlens_q != NULL, a->batch};
-    int64_t sq = a->seqlen_q, sk = a->seqlen_k, dv = a->head_dim_v > 0 ? a->head_dim_v : a->head_dim;
-    size_t elem = hk_dtype_size(a->dtype);
-    hk_status st = attn_tokens(ctx, op, a->batch, a->cu_seqlens_q, a->cu_seqlens_k, &sq, &sk, a->stream);
+    attn_layout l;
+    hk_status st = attn_begin(ctx, op, &l, a->dtype, a->batch, a->seqlen_q, a->seqlen_k, a->head_dim, a->head_dim_v,
+                              a->cu_seqlens_q, a->cu_seqlens_k, a->stream);
     if (st != HK_OK || a->batch == 0)
         return st;
+    int64_t sq = l.sq, sk = l.sk, dv = l.dv;
+    size_t elem = l.elem;
     hk_span in[5] = {attn_span(&l, "q", a->q, a->q_stride, sq, a->heads_q, a->head_dim, elem),
                      attn_span(&l, "k", a->k, a->k_stride, sk, a->heads_kv, a->head_dim, elem),
                      attn_span(&l, "v", a->v, a->v_stride, sk, a->heads_kv, dv, elem),
@@ -140,12 +152,13 @@ hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a)
 hk_status hk_check_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *a)
 {
     const char *op = "attn_bwd";
-    attn_layout l = {a->cu_seqlens_q != NULL, a->batch};
-    int64_t sq = a->seqlen_q, sk = a->seqlen_k, dv = a->head_dim_v > 0 ? a->head_dim_v : a->head_dim;
-    size_t elem = hk_dtype_size(a->dtype);
-    hk_status st = attn_tokens(ctx, op, a->batch, a->cu_seqlens_q, a->cu_seqlens_k, &sq, &sk, a->stream);
+    attn_layout l;
+    hk_status st = attn_begin(ctx, op, &l, a->dtype, a->batch, a->seqlen_q, a->seqlen_k, a->head_dim, a->head_dim_v,
+                              a->cu_seqlens_q, a->cu_seqlens_k, a->stream);
     if (st != HK_OK || a->batch == 0)
         return st;
+    int64_t sq = l.sq, sk = l.sk, dv = l.dv;
+    size_t elem = l.elem;
     hk_span in[8] = {attn_span(&l, "q", a->q, a->q_stride, sq, a->heads_q, a->head_dim, elem),
                      attn_span(&l, "k", a->k, a->k_stride, sk, a->heads_kv, a->head_dim, elem),
                      attn_span(&l, "v", a->v, a->v_stride, sk, a->heads_kv, dv, elem),
