@@ -4,13 +4,25 @@
  * ABI rules
  * - Every handle is opaque. Every argument struct starts with `size_t struct_size`; initialise it with
  *   HK_ARGS_INIT(type), which sets struct_size and zeroes the rest. The library reads only the first
- *   struct_size bytes, so fields appended in later versions take their defaults for older callers.
+ *   struct_size bytes, so fields appended in later versions take their defaults for older callers. A struct_size
+ *   over 4096 bytes is refused; bytes past the struct this library knows must be zero (else HK_ERR_UNSUPPORTED).
+ * - A handle (hk_context *, hk_event *) that was destroyed, or never returned by the library, is refused with
+ *   HK_ERR_INVALID_ARGUMENT (never dereferenced), whatever was created since. Destroying a context also destroys
+ *   its events and frees the memory still allocated with hk_malloc on it.
  * - A zero field means its documented default. Strides are in elements; an all-zero stride triple means
- *   "contiguous". Sizes are int64_t and must be >= 0 (>= 1 where stated).
+ *   "contiguous". Sizes are int64_t and must be >= 0 (>= 1 where stated). A tensor spans at most 2^48 bytes (from
+ *   its first element to the end of its last), what device address spaces hold.
+ * - Aliasing: an output shares no byte with another tensor of the call (inputs, other outputs, the workspace),
+ *   except the in-place forms each op names (an output that is exactly one input: same pointer, same layout).
+ *   Partial overlaps are refused. Tensors may interleave (Q, K and V packed in one buffer, each with its own
+ *   start and the buffer's strides): their elements, not their address ranges, must be disjoint. Inputs may
+ *   overlap each other freely.
  * - Pointers passed to ops live on the context's device (host memory for the CPU and emulator backends).
  *   `stream` is a hipStream_t / CUstream on GPU backends, NULL for the default stream, ignored on the CPU.
  * - Functions return hk_status; on failure hk_last_error() (thread-local) says which argument broke which rule.
- * - The library never prints, never aborts and allocates nothing on an op's hot path.
+ * - The library never prints and never aborts. GPU contexts allocate no memory on an op's hot path (once a kernel's
+ *   code object is loaded, on its first use). The CPU and emulator backends, references and fallbacks rather than
+ *   fast paths, allocate fp32 scratch and start their worker threads in each call (no idle threads between calls).
  */
 #ifndef HK_H
 #define HK_H
@@ -107,7 +119,9 @@ typedef struct hk_context_options {
 
 /* opts may be NULL for all defaults. A context is thread-safe; several may coexist (one per GPU). */
 HK_API hk_status hk_context_create(const hk_context_options *opts, hk_context **ctx);
-HK_API void hk_context_destroy(hk_context *ctx); /* NULL is a no-op; the caller stops using its streams first */
+/* NULL, or a handle already destroyed, is a no-op; the caller stops using its streams first. Its events and its
+ * hk_malloc memory go with it. */
+HK_API void hk_context_destroy(hk_context *ctx);
 
 HK_API hk_backend hk_context_backend(const hk_context *ctx);
 HK_API const char *hk_context_arch(const hk_context *ctx);        /* "gfx942", "gfx950", "sm_90a", "cpu", ... */
@@ -154,6 +168,7 @@ typedef enum hk_copy_kind {
 
 /* Device memory of the context (host memory, 256-byte aligned, on CPU/emulator contexts). */
 HK_API hk_status hk_malloc(hk_context *ctx, void **ptr, size_t bytes);
+/* ptr: NULL, or exactly what hk_malloc on this context returned and not yet freed; anything else is refused. */
 HK_API hk_status hk_free(hk_context *ctx, void *ptr);
 /* Blocking copy; ordered after all work on the default stream. */
 HK_API hk_status hk_memcpy(hk_context *ctx, void *dst, const void *src, size_t bytes, hk_copy_kind kind);
@@ -163,7 +178,7 @@ HK_API hk_status hk_synchronize(hk_context *ctx, void *stream); /* wait for the 
 typedef struct hk_event hk_event;
 HK_API hk_status hk_event_create(hk_context *ctx, hk_event **event);
 HK_API hk_status hk_event_record(hk_event *event, void *stream);
-/* Milliseconds between two recorded events; waits for `end`. */
+/* Milliseconds between two recorded events of one context; waits for `end`. An event never recorded is refused. */
 HK_API hk_status hk_event_elapsed_ms(hk_event *start, hk_event *end, float *ms);
 HK_API void hk_event_destroy(hk_event *event);
 
@@ -173,7 +188,8 @@ HK_API void hk_event_destroy(hk_event *event);
  * trans_a != 0 reads a[k * lda + m] (lda >= m). op(B) is k x n: trans_b == 0 reads b[k * ldb + n]
  * (ldb >= n), trans_b != 0 reads b[n * ldb + k] (ldb >= k). "A row-major x B transposed" (the
  * nn.Linear layout) is trans_b = 1. D and C are m x n with ldd, ldc >= n; C has D's dtype and may
- * alias D exactly (same pointer and ld). Accumulation is fp32.
+ * alias D exactly (same pointer and ld): the one in-place form. D and the workspace overlap nothing else.
+ * Accumulation is fp32.
  * dtypes: a_type == b_type in {BF16, F16, F32} with d_type in {BF16, F16, F32}; or a_type == b_type in
  * {FP8_E4M3, FP8_E4M3FNUZ} with d_type BF16 (or F32). scale_a/scale_b apply to fp8 only (0 means 1.0; with
  * non-fp8 operands they must be 0 or 1).
@@ -220,7 +236,12 @@ HK_API hk_status hk_gemm_workspace_size(hk_context *ctx, const hk_gemm_args *arg
  * lse (optional, fp32): [batch, heads_q, seqlen_q] contiguous, natural log of the row's sum of exp(scale*s).
  * Variable length: when cu_seqlens_q is set (cu_seqlens_k too), batch is the number of sequences,
  * cu_seqlens_* hold batch + 1 int32 offsets (device memory) into a packed token dimension, the batch stride
- * is ignored, seqlen_q / seqlen_k are the maxima, and lse is [heads_q, total_q].
+ * is ignored, seqlen_q / seqlen_k are the maxima, and lse is [heads_q, total_q]. Offsets must start >= 0 and never
+ * decrease, and no sequence may be longer than its maximum; total_q / total_k are cu_seqlens_*[batch].
+ * The call checks them before it launches anything: on a GPU context it waits for `stream` (so offsets written by
+ * work queued on it are ready), copies them to the host and checks them there, which blocks the calling
+ * thread until the stream's earlier work is done. Workspace queries do not read them.
+ * Aliasing: no in-place form; O and LSE (dQ, dK, dV and the workspace in the backward) overlap nothing else.
  * Since 1.3 (each zero keeps the 1.2 behaviour):
  * - window != 0: a sliding window (FlashAttention's window_size). With off = seqlen_k - seqlen_q of the row's
  *   sequence, query i sees key j iff i + off - window_left <= j <= i + off + window_right; a negative
@@ -286,8 +307,8 @@ HK_API hk_status hk_attn_bwd_workspace_size(hk_context *ctx, const hk_attn_bwd_a
 HK_API hk_status hk_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *args);
 
 /* ---------------------------------------------------------------- rotary embedding
- * x, out: [batch, seqlen, heads, head_dim], strides {batch, seq, head} (last dim contiguous); out == x is in
- * place. The first rotary_dim (even, <= head_dim; 0 means head_dim) features are rotated, the rest copied.
+ * x, out: [batch, seqlen, heads, head_dim], strides {batch, seq, head} (last dim contiguous); out == x with
+ * out_stride == x_stride is in place, the one in-place form (out overlaps nothing else). The first rotary_dim (even, <= head_dim; 0 means head_dim) features are rotated, the rest copied.
  * cos, sin: [table_positions, rotary_dim / 2] contiguous, of table_type: F32 or the activation dtype (NONE means
  * F32), on every backend. Tables in the activation dtype halve the table bytes; the math stays fp32. Token t of
  * batch b uses position position_ids[b * seqlen + t] when position_ids is set, else position_offset + t; every
@@ -319,6 +340,7 @@ HK_API hk_status hk_rotary(hk_context *ctx, const hk_rotary_args *args);
  *   y = (z - mean) * rstd * gamma + beta   LayerNorm (beta optional)
  *   y = z * rstd * gamma                   RMSNorm (mean not computed; beta must be NULL)
  * Statistics are fp32; mean/rstd (optional) are fp32 [rows]. epsilon 0 means 1e-5.
+ * No in-place form, here or in the backward: each output overlaps no input, other output or workspace.
  * gamma/beta have param_type (F32, or the activation dtype; NONE means F32).
  * Dropout keeps an element with probability 1 - dropout_p and scales it by 1 / (1 - dropout_p), 0 <= p < 1;
  * a dropped element is exactly 0 (even where x is inf or NaN). Statistics are taken over z in fp32 before z is

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (as root) or a prepared one:
 #   scripts/hk.sh bench   install what is missing, build, run hk-info and hk-bench (best backend here)
-#   scripts/hk.sh test    install what is missing, build, run the test suite, then again under ASan+UBSan
+#   scripts/hk.sh test    install what is missing, build, run the test suite, then again under ASan+UBSan, then
+#                         each libFuzzer target of fuzz/ for HK_FUZZ_SECONDS (20) seconds from its seed corpus
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential meson ninja-build pkg-config python3 python3-numpy libcmocka-dev
-          clang-22 lld-22 llvm-22 libamdhip64-dev librocm-smi-dev
+          clang-22 lld-22 llvm-22 libclang-rt-22-dev libamdhip64-dev librocm-smi-dev
           python3-torch python3-pip) # CPU-only torch 1.13 for the Python tests (PyPI's pulls ~3 GB of CUDA)
 
 install_missing() {
@@ -33,13 +34,13 @@ install_ml_dtypes() {
     /usr/bin/python3 -m pip install -q --root-user-action=ignore --break-system-packages 'ml_dtypes>=0.5,<0.6'
 }
 
-build() { # build DIR [meson options...]
+build() { # build DIR [meson options...]; the logs are kept, and shown when a step fails
     local dir=$1
     shift
     if [ ! -f "$dir/build.ninja" ]; then
-        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; exit 1; }
+        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; echo "hk.sh: meson setup $dir failed" >&2; exit 1; }
     fi
-    ninja -C "$dir" >/dev/null
+    ninja -C "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; echo "hk.sh: the build in $dir failed" >&2; exit 1; }
 }
 
 # Reads meson's testlog.json files and prints passed/failed/skipped totals; exit 1 on any failure.
@@ -80,6 +81,13 @@ test)
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
     meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite link --no-suite python || status=1
+    # The fuzzers (fuzz/fuzz.h): a short fixed run of each, two at a time, from the seed corpus in the repo.
+    CC=clang-22 CXX=clang++-22 build build-fuzz -Dfuzzers=true -Dtests=false -Dtools=false \
+        -Damd_kernels=disabled -Dnvidia_kernels=disabled
+    fuzz_log=build-fuzz/fuzz-results.log
+    : >"$fuzz_log"
+    scripts/fuzz.sh "${HK_FUZZ_SECONDS:-20}" build-fuzz >"$fuzz_log" 2>&1 || status=1
+    cat "$fuzz_log"
     summarise build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
     exit $status
     ;;

@@ -33,11 +33,17 @@ static const hk_gpu_api *gpu_api(hk_backend backend)
 hk_status hk_probe(hk_backend backend, char *why, size_t why_size)
 {
     hk_format(why, why_size, "%s", "");
+    char reason[512] = "";
+    hk_status st;
     switch (backend) {
     case HK_BACKEND_CPU:
     case HK_BACKEND_EMULATOR: return HK_OK;
-    case HK_BACKEND_HIP: return hk_hip_probe(why, why_size);
-    case HK_BACKEND_CUDA: return hk_cuda_probe(why, why_size);
+    case HK_BACKEND_HIP:
+    case HK_BACKEND_CUDA:
+        /* the probes fill `why` only; hk_last_error() says the same, as after every failing call */
+        st = backend == HK_BACKEND_HIP ? hk_hip_probe(reason, sizeof reason) : hk_cuda_probe(reason, sizeof reason);
+        hk_format(why, why_size, "%s", reason);
+        return st == HK_OK ? HK_OK : hk_fail(st, "probe: %s backend unavailable: %s", hk_backend_name(backend), reason);
     default:
         hk_format(why, why_size, "backend %d is not probeable", (int)backend);
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "probe: backend %d is not one of cpu, hip, cuda, emulator", (int)backend);
@@ -130,21 +136,16 @@ hk_status hk_context_create(const hk_context_options *opts, hk_context **out)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "context_create: ctx (the output pointer) is NULL");
     *out = NULL;
     hk_context_options o = {sizeof o, HK_BACKEND_AUTO, 0, NULL};
-    if (opts) {
-        if (opts->struct_size < sizeof(size_t))
-            return hk_fail(HK_ERR_INVALID_ARGUMENT, "context_create: opts->struct_size %zu; initialise with HK_ARGS_INIT(hk_context_options)",
-                           opts->struct_size);
-        memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
-    }
+    hk_status st;
+    if (opts && (st = hk_copy_struct("context_create", "opts", opts, &o, sizeof(size_t), sizeof o)) != HK_OK)
+        return st;
     if (o.device_index < 0)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "context_create: device_index %d is negative", o.device_index);
-    hk_status st = HK_OK;
     if (o.backend == HK_BACKEND_AUTO && (st = parse_backend_env(&o.backend)) != HK_OK)
         return st;
     hk_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return hk_fail(HK_ERR_OUT_OF_MEMORY, "context_create: out of host memory");
-    ctx->magic = HK_CONTEXT_MAGIC;
     ctx->device_index = o.device_index;
     ctx->multiprocessors = ctx->xcds = 1;
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
@@ -152,20 +153,26 @@ hk_status hk_context_create(const hk_context_options *opts, hk_context **out)
         return hk_fail(HK_ERR_INTERNAL, "context_create: pthread_mutex_init failed");
     }
     st = open_backend(ctx, o.backend, o.arch);
+    if (st == HK_OK && (st = hk_handle_open(HK_HANDLE_CONTEXT, ctx, 0, &ctx->handle)) != HK_OK && ctx->gpu)
+        ctx->gpu->close(ctx->dev);
     if (st != HK_OK) {
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return st;
     }
     hk_clear_error();
-    *out = ctx;
+    *out = (hk_context *)ctx->handle;
     return HK_OK;
 }
 
-void hk_context_destroy(hk_context *ctx)
+void hk_context_destroy(hk_context *handle)
 {
-    if (!ctx || ctx->magic != HK_CONTEXT_MAGIC)
+    /* Unregistered first: from here every call with this handle is refused, and a second destroy finds nothing. */
+    hk_context *ctx = hk_handle_close((uintptr_t)handle, HK_HANDLE_CONTEXT);
+    if (!ctx)
         return;
+    hk_events_release_all(ctx);
+    hk_memory_release_all(ctx);
     if (ctx->gpu) {
         ctx->gpu->bind(ctx->dev);
         for (size_t i = 0; i < HK_MAX_LOADED_MODULES; ++i)
@@ -174,18 +181,18 @@ void hk_context_destroy(hk_context *ctx)
         ctx->gpu->close(ctx->dev);
     }
     pthread_mutex_destroy(&ctx->lock);
-    ctx->magic = 0;
     free(ctx);
 }
 
-static bool live(const hk_context *ctx) { return ctx && ctx->magic == HK_CONTEXT_MAGIC; }
-hk_backend hk_context_backend(const hk_context *ctx) { return live(ctx) ? ctx->backend : HK_BACKEND_AUTO; }
-const char *hk_context_arch(const hk_context *ctx) { return live(ctx) ? ctx->arch : ""; }
-const char *hk_context_device_name(const hk_context *ctx) { return live(ctx) ? ctx->device_name : ""; }
+static const hk_context *live(const hk_context *handle) { return hk_handle_get((uintptr_t)handle, HK_HANDLE_CONTEXT); }
+hk_backend hk_context_backend(const hk_context *ctx) { return live(ctx) ? live(ctx)->backend : HK_BACKEND_AUTO; }
+const char *hk_context_arch(const hk_context *ctx) { return live(ctx) ? live(ctx)->arch : ""; }
+const char *hk_context_device_name(const hk_context *ctx) { return live(ctx) ? live(ctx)->device_name : ""; }
 
-hk_status hk_context_variant(const hk_context *ctx, size_t index, hk_variant_info *info)
+hk_status hk_context_variant(const hk_context *handle, size_t index, hk_variant_info *info)
 {
-    hk_status st = hk_check_context(ctx, "context_variant");
+    hk_context *ctx;
+    hk_status st = hk_check_context(handle, "context_variant", &ctx);
     if (st != HK_OK)
         return st;
     if (!info)
@@ -202,9 +209,10 @@ hk_status hk_context_variant(const hk_context *ctx, size_t index, hk_variant_inf
     return HK_OK;
 }
 
-hk_status hk_context_telemetry(const hk_context *ctx, hk_device_telemetry *telemetry)
+hk_status hk_context_telemetry(const hk_context *handle, hk_device_telemetry *telemetry)
 {
-    hk_status st = hk_check_context(ctx, "context_telemetry");
+    hk_context *ctx;
+    hk_status st = hk_check_context(handle, "context_telemetry", &ctx);
     if (st != HK_OK)
         return st;
     if (!telemetry)

@@ -95,30 +95,36 @@ static hk_status workspace_size(hk_context *ctx, hk_op op, const void *args, siz
     return HK_OK;
 }
 
-/* Each entry point: context check, validation into a normalised copy, dispatch. */
-#define HK_ENTRY(opname, OPENUM, type, workspace_ptr, workspace_bytes)                                               \
-    hk_status hk_##opname(hk_context *ctx, const type *args)                                                           \
+/* Each entry point: context check, validation into a normalised copy, the checks that need the context (they may
+ * read device memory: attention's varlen offsets), dispatch. */
+#define HK_ENTRY(opname, OPENUM, type, workspace_ptr, workspace_bytes, context_checks)                               \
+    hk_status hk_##opname(hk_context *handle, const type *args)                                                        \
     {                                                                                                                  \
         type a;                                                                                                        \
-        hk_status st = hk_check_context(ctx, #opname);                                                                 \
+        hk_context *ctx = NULL;                                                                                        \
+        hk_status st = hk_check_context(handle, #opname, &ctx);                                                        \
         if (st == HK_OK)                                                                                               \
             st = hk_validate_##opname(args, &a);                                                                       \
+        if (st == HK_OK)                                                                                               \
+            st = context_checks;                                                                                       \
         return st != HK_OK ? st : run(ctx, OPENUM, &a, workspace_ptr, workspace_bytes);                                \
     }
 
-HK_ENTRY(gemm, HK_OP_GEMM, hk_gemm_args, a.workspace, a.workspace_size)
-HK_ENTRY(attn_fwd, HK_OP_ATTN_FWD, hk_attn_fwd_args, NULL, 0)
-HK_ENTRY(rotary, HK_OP_ROTARY, hk_rotary_args, NULL, 0)
-HK_ENTRY(ln_fused, HK_OP_LN_FUSED, hk_ln_fused_args, NULL, 0)
-HK_ENTRY(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args, a.workspace, a.workspace_size)
-HK_ENTRY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args, a.workspace, a.workspace_size)
+HK_ENTRY(gemm, HK_OP_GEMM, hk_gemm_args, a.workspace, a.workspace_size, HK_OK)
+HK_ENTRY(attn_fwd, HK_OP_ATTN_FWD, hk_attn_fwd_args, NULL, 0, hk_check_attn_fwd(ctx, &a))
+HK_ENTRY(rotary, HK_OP_ROTARY, hk_rotary_args, NULL, 0, HK_OK)
+HK_ENTRY(ln_fused, HK_OP_LN_FUSED, hk_ln_fused_args, NULL, 0, HK_OK)
+HK_ENTRY(attn_bwd, HK_OP_ATTN_BWD, hk_attn_bwd_args, a.workspace, a.workspace_size, hk_check_attn_bwd(ctx, &a))
+HK_ENTRY(ln_fused_bwd, HK_OP_LN_FUSED_BWD, hk_ln_fused_bwd_args, a.workspace, a.workspace_size, HK_OK)
 
-/* Workspace size queries of the ops that take a caller-provided workspace (gemm: one it may use). */
+/* Workspace size queries of the ops that take a caller-provided workspace (gemm: one it may use). They read no
+ * device memory (a caller sizes workspaces before its inputs exist). */
 #define HK_WORKSPACE_QUERY(opname, OPENUM, type)                                                                       \
-    hk_status hk_##opname##_workspace_size(hk_context *ctx, const type *args, size_t *bytes)                           \
+    hk_status hk_##opname##_workspace_size(hk_context *handle, const type *args, size_t *bytes)                        \
     {                                                                                                                  \
         type a;                                                                                                        \
-        hk_status st = hk_check_context(ctx, #opname "_workspace_size");                                               \
+        hk_context *ctx = NULL;                                                                                        \
+        hk_status st = hk_check_context(handle, #opname "_workspace_size", &ctx);                                      \
         if (st == HK_OK && !bytes)                                                                                     \
             st = hk_fail(HK_ERR_INVALID_ARGUMENT, "%s_workspace_size: bytes is NULL", #opname);                        \
         if (st == HK_OK)                                                                                               \

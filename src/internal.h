@@ -90,10 +90,21 @@ HK_INTERNAL const hk_code_blob *hk_code_blob_at(size_t index);
 #define HK_MAX_CACHED_FUNCTIONS 256
 #define HK_MAX_KERNEL_NAME 96
 
-#define HK_CONTEXT_MAGIC 0x686b6374u /* "hkct": catches pointers that are not live contexts */
+/* ---------------------------------------------------------------- handles (src/handle.c)
+ * The hk_context * and hk_event * values callers hold are registry handles, not addresses: hk_handle_get turns a
+ * live one into its object and answers NULL for a destroyed, foreign or wrong-kind one. */
+typedef enum hk_handle_kind { HK_HANDLE_CONTEXT = 1, HK_HANDLE_EVENT = 2 } hk_handle_kind;
+
+/* Register object; owner is the handle whose destruction also closes this one (0: none). */
+HK_INTERNAL hk_status hk_handle_open(hk_handle_kind kind, void *object, uintptr_t owner, uintptr_t *handle);
+HK_INTERNAL void *hk_handle_get(uintptr_t handle, hk_handle_kind kind);
+/* Unregister; returns the object, or NULL when the handle was not live (so two closes never free twice). */
+HK_INTERNAL void *hk_handle_close(uintptr_t handle, hk_handle_kind kind);
+/* Unregister every handle owned by `owner`, calling release(object) on each, under the registry's lock. */
+HK_INTERNAL void hk_handle_close_owned(uintptr_t owner, void (*release)(void *object));
 
 struct hk_context {
-    uint32_t magic;
+    uintptr_t handle; /* what the caller holds */
     hk_backend backend;
     int device_index;
     char arch[32];
@@ -101,18 +112,26 @@ struct hk_context {
     const hk_gpu_api *gpu; /* NULL on CPU and emulator contexts */
     void *dev;             /* the gpu api's device state */
     int64_t multiprocessors, xcds;
-    pthread_mutex_t lock; /* guards the caches below */
+    pthread_mutex_t lock; /* guards the caches and the allocation table below */
     void *modules[HK_MAX_LOADED_MODULES]; /* by code blob index */
     /* names are copied: callers may build them in temporary buffers */
     struct { char kernel[HK_MAX_KERNEL_NAME]; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
     size_t function_count;
+    /* hk_malloc's live allocations (an open-addressing set; src/memory.c), so hk_free refuses anything else and
+     * the context's destruction releases what the caller left */
+    struct { void **ptr; size_t capacity, used; } allocations;
 };
 
 struct hk_event {
     hk_context *ctx;
-    void *handle;  /* GPU event */
+    void *handle;   /* GPU event */
     double host_ms; /* CPU contexts: wall clock at record */
+    bool recorded;
 };
+
+/* Release what hk_malloc handed out and the context's events' GPU state (hk_context_destroy). */
+HK_INTERNAL void hk_memory_release_all(hk_context *ctx);
+HK_INTERNAL void hk_events_release_all(hk_context *ctx);
 
 /* Launch with cuLaunchKernel-style parameters after binding the device to this thread. */
 HK_INTERNAL hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3],
@@ -162,13 +181,45 @@ HK_INTERNAL const hk_variant *hk_select_variant(const hk_context *ctx, hk_op op,
 
 /* ---------------------------------------------------------------- argument validation (src/validate.c)
  * Each checks a caller's args against every rule of hk.h and writes the normalised full struct to *out. */
-HK_INTERNAL hk_status hk_check_context(const hk_context *ctx, const char *op);
+#define HK_MAX_STRUCT_SIZE 4096 /* hk.h: the largest struct_size accepted, far past any struct it declares */
+/* The live context behind a caller's handle, or HK_ERR_INVALID_ARGUMENT naming op when there is none. */
+HK_INTERNAL hk_status hk_check_context(const hk_context *handle, const char *op, hk_context **ctx);
+/* Copy a caller's struct (its struct_size bytes, at least min, at most HK_MAX_STRUCT_SIZE) into a zeroed full one of
+ * `size` bytes; non-zero bytes past `size` are fields of a newer header: HK_ERR_UNSUPPORTED. name: "args", "opts". */
+HK_INTERNAL hk_status hk_copy_struct(const char *op, const char *name, const void *in, void *out, size_t min, size_t size);
 HK_INTERNAL hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *out);
 HK_INTERNAL hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *out);
 HK_INTERNAL hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *out);
 HK_INTERNAL hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *out);
 HK_INTERNAL hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *out);
 HK_INTERNAL hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_bwd_args *out);
+
+/* ---------------------------------------------------------------- extents and aliasing (src/overlap.c, src/varlen.c) */
+/* The most bytes one tensor may span: what x86-64 and GPU virtual address spaces (48-49 bits) can hold, so no
+ * byte count or scratch size derived from a valid extent overflows 64 bits. */
+#define HK_MAX_TENSOR_BYTES (UINT64_C(1) << 48)
+
+/* A strided tensor of `rank` (<= 3) dims over rows of `inner` contiguous elements; p NULL or a zero size: absent. */
+typedef struct hk_span {
+    const char *name;
+    const void *p;
+    size_t elem;
+    int rank;
+    int64_t size[3], stride[3];
+    int64_t inner;
+    const char *in_place_of; /* outputs: the input this may be exactly (same pointer and layout); NULL for none */
+} hk_span;
+
+/* Every output against every other tensor of the call; `in_place` lists the op's in-place forms for the message. */
+HK_INTERNAL hk_status hk_check_overlaps(const char *op, const hk_span *out, size_t n_out, const hk_span *in,
+                                        size_t n_in, const char *in_place);
+/* The layout rule of validate.c (non-negative strides, dims that do not alias, at most HK_MAX_TENSOR_BYTES). */
+HK_INTERNAL hk_status hk_check_layout(const char *op, const char *name, int rank, const int64_t *sizes,
+                                      const int64_t *strides, int64_t inner, size_t elem);
+/* Attention checks that need the context: the varlen offsets (read from device memory), the layouts over the
+ * packed token count they give, and aliasing. */
+HK_INTERNAL hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a);
+HK_INTERNAL hk_status hk_check_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *a);
 
 /* ---------------------------------------------------------------- vector access rules shared by the GPU backends */
 /* Can a 16-byte vector access start at p? (NULL, an absent optional tensor, imposes nothing.) */

@@ -5,38 +5,49 @@
 #include <math.h>
 #include <string.h>
 
-hk_status hk_check_context(const hk_context *ctx, const char *op)
+hk_status hk_check_context(const hk_context *handle, const char *op, hk_context **ctx)
 {
-    if (!ctx)
+    if (!handle)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", op);
-    if (ctx->magic != HK_CONTEXT_MAGIC)
+    *ctx = hk_handle_get((uintptr_t)handle, HK_HANDLE_CONTEXT);
+    if (!*ctx)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ctx is not a live hk_context (destroyed or not created by hk_context_create)", op);
     return HK_OK;
 }
 
-/* Copy the caller's struct (struct_size bytes) into a zeroed full struct. struct_size may be as small as min, the
- * size an older header declared, whose caller leaves the fields appended since then at zero (their defaults).
- * Fields of a newer header that this library does not know must be zero, so a newer caller never silently
- * loses a request. */
-static hk_status copy_args(const char *op, const void *in, void *out, size_t min, size_t size)
+/* struct_size may be as small as min, the size an older header declared, whose caller leaves the fields appended
+ * since then at zero (their defaults). Fields of a newer header that this library does not know must be zero, so a
+ * newer caller never silently loses a request. The upper bound keeps a wild struct_size from sending the zero
+ * check through memory past the caller's struct. */
+hk_status hk_copy_struct(const char *op, const char *name, const void *in, void *out, size_t min, size_t size)
 {
     if (!in)
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: args is NULL", op);
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
     size_t given = *(const size_t *)in;
     if (given < min)
         return hk_fail(HK_ERR_INVALID_ARGUMENT,
-                       "%s: args->struct_size %zu is smaller than this struct (at least %zu bytes); initialise with "
+                       "%s: %s->struct_size %zu is smaller than this struct (at least %zu bytes); initialise with "
                        "HK_ARGS_INIT",
-                       op, given, min);
+                       op, name, given, min);
+    if (given > HK_MAX_STRUCT_SIZE)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                       "%s: %s->struct_size %zu is larger than any struct of hk.h (at most %d bytes); initialise with "
+                       "HK_ARGS_INIT",
+                       op, name, given, HK_MAX_STRUCT_SIZE);
     for (size_t i = size; i < given; ++i)
         if (((const unsigned char *)in)[i] != 0)
-            return hk_fail(HK_ERR_UNSUPPORTED, "%s: args set fields newer than libhk %s understands (byte %zu)", op,
+            return hk_fail(HK_ERR_UNSUPPORTED, "%s: %s set fields newer than libhk %s understands (byte %zu)", op, name,
                            HK_VERSION_TEXT, i);
     size_t known = given < size ? given : size;
     memcpy(out, in, known);
     memset((char *)out + known, 0, size - known);
     *(size_t *)out = size;
     return HK_OK;
+}
+
+static hk_status copy_args(const char *op, const void *in, void *out, size_t min, size_t size)
+{
+    return hk_copy_struct(op, "args", in, out, min, size);
 }
 
 static bool is_float_type(hk_dtype t) { return t == HK_DTYPE_F32 || t == HK_DTYPE_F16 || t == HK_DTYPE_BF16; }
@@ -111,9 +122,28 @@ static hk_status check_layout(const char *op, const char *name, int rank, const 
         if (__builtin_mul_overflow(strides[d], sizes[d] - 1, &span) || __builtin_add_overflow(span, extent, &extent))
             return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans more elements than int64 holds", op, name);
     }
-    if ((uint64_t)extent > SIZE_MAX / elem)
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans more bytes than size_t holds", op, name);
+    if ((uint64_t)extent > HK_MAX_TENSOR_BYTES / elem)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans %lld elements of %zu bytes, more than the 2^48 bytes a device addresses",
+                       op, name, (long long)extent, elem);
     return HK_OK;
+}
+
+hk_status hk_check_layout(const char *op, const char *name, int rank, const int64_t *sizes, const int64_t *strides,
+                          int64_t inner, size_t elem)
+{
+    return check_layout(op, name, rank, sizes, strides, inner, elem);
+}
+
+/* A rows x cols matrix with leading dimension ld (NULL when absent or empty), as an aliasing span. */
+static hk_span matrix_span(const char *name, const void *p, int64_t rows, int64_t cols, int64_t ld, hk_dtype t)
+{
+    return (hk_span){name, p, hk_dtype_size(t), 1, {rows, 0, 0}, {ld, 0, 0}, cols, NULL};
+}
+
+/* n contiguous elements of elem bytes. */
+static hk_span vector_span(const char *name, const void *p, int64_t n, size_t elem)
+{
+    return (hk_span){name, p, elem, 0, {0, 0, 0}, {0, 0, 0}, p ? n : 0, NULL};
 }
 
 /* Contiguous strides {outer, middle, inner} for [.., middle, inner] rows of `row` elements, overflow-checked. */
@@ -213,7 +243,15 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
         a->workspace = NULL;
     a->trans_a = a->trans_a != 0;
     a->trans_b = a->trans_b != 0;
-    return HK_OK;
+    if (!has_product)
+        a_rows = b_rows = 0; /* A and B are not read */
+    hk_span reads[3] = {matrix_span("a", a->a, a_rows, a_cols, a->lda, a->a_type),
+                     matrix_span("b", a->b, b_rows, b_cols, a->ldb, a->b_type),
+                     matrix_span("c", a->c, a->m, a->n, a->ldc, a->d_type)};
+    hk_span writes[2] = {matrix_span("d", a->d, a->m, a->n, a->ldd, a->d_type),
+                      vector_span("workspace", a->workspace, (int64_t)a->workspace_size, 1)};
+    writes[0].in_place_of = "c";
+    return hk_check_overlaps(op, writes, 2, reads, 3, "c == d with ldc == ldd");
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -340,6 +378,8 @@ hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *a)
         (st = check_pointer(op, "lse", a->lse, sizeof(float), rows)))
         return st;
     a->deterministic = a->deterministic != 0;
+    if (a->workspace_size > 0 && !a->workspace)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "attn_bwd: workspace is NULL but workspace_size is %zu", a->workspace_size);
     return HK_OK;
 }
 
@@ -395,9 +435,17 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
                        "rotary: positions up to position_offset %lld + seqlen %lld exceed table_positions %lld",
                        (long long)a->position_offset, (long long)a->seqlen, (long long)a->table_positions);
     int64_t table;
-    if (__builtin_mul_overflow(a->table_positions, a->rotary_dim / 2, &table) || (uint64_t)table > SIZE_MAX / table_elem)
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: the cos/sin tables are too large");
-    return HK_OK;
+    if (__builtin_mul_overflow(a->table_positions, a->rotary_dim / 2, &table) ||
+        (uint64_t)table > HK_MAX_TENSOR_BYTES / table_elem)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: the cos/sin tables of table_positions %lld span more than 2^48 bytes",
+                       (long long)a->table_positions);
+    hk_span reads[4] = {{"x", a->x, elem, 3, {a->batch, a->seqlen, a->heads}, {a->x_stride[0], a->x_stride[1], a->x_stride[2]},
+                      a->head_dim, NULL},
+                     vector_span("cos", a->cos, table, table_elem), vector_span("sin", a->sin, table, table_elem),
+                     vector_span("position_ids", a->position_ids, a->batch * a->seqlen, sizeof(int32_t))};
+    hk_span writes = {"out", a->out, elem, 3, {a->batch, a->seqlen, a->heads},
+                   {a->out_stride[0], a->out_stride[1], a->out_stride[2]}, a->head_dim, "x"};
+    return hk_check_overlaps(op, &writes, 1, reads, 4, "out == x with out_stride == x_stride");
 }
 
 /* ---------------------------------------------------------------- dropout + residual + norm */
@@ -470,7 +518,15 @@ hk_status hk_validate_ln_fused(const hk_ln_fused_args *in, hk_ln_fused_args *a)
         (st = check_pointer(op, "rstd", a->rstd, sizeof(float), a->rstd != NULL)) ||
         (st = check_dropout_mask(op, a->dropout_mask, a->rows, a->cols)))
         return st;
-    return HK_OK;
+    int64_t r = rows ? a->rows : 0, words = rows ? a->rows * HK_DROPOUT_MASK_WORDS(a->cols) : 0;
+    hk_span reads[4] = {matrix_span("x", a->x, r, a->cols, a->x_stride, a->dtype),
+                     matrix_span("residual", a->residual, r, a->cols, a->residual_stride, a->dtype),
+                     vector_span("gamma", a->gamma, rows ? a->cols : 0, param), vector_span("beta", a->beta, rows ? a->cols : 0, param)};
+    hk_span writes[5] = {matrix_span("y", a->y, r, a->cols, a->y_stride, a->dtype),
+                      matrix_span("residual_out", a->residual_out, r, a->cols, a->residual_out_stride, a->dtype),
+                      vector_span("mean", a->mean, r, sizeof(float)), vector_span("rstd", a->rstd, r, sizeof(float)),
+                      vector_span("dropout_mask", a->dropout_mask, words, sizeof(uint32_t))};
+    return hk_check_overlaps(op, writes, 5, reads, 4, "none");
 }
 
 hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_bwd_args *a)
@@ -496,5 +552,20 @@ hk_status hk_validate_ln_fused_bwd(const hk_ln_fused_bwd_args *in, hk_ln_fused_b
         (st = check_pointer(op, "dbeta", a->dbeta, sizeof(float), a->dbeta != NULL)) ||
         (st = check_dropout_mask(op, a->dropout_mask, a->rows, a->cols)))
         return st;
-    return HK_OK;
+    if (a->workspace_size > 0 && !a->workspace)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "ln_fused_bwd: workspace is NULL but workspace_size is %zu", a->workspace_size);
+    int64_t r = rows ? a->rows : 0, c = rows ? a->cols : 0, words = rows ? a->rows * HK_DROPOUT_MASK_WORDS(a->cols) : 0;
+    size_t param = hk_dtype_size(a->param_type);
+    hk_span reads[7] = {matrix_span("dy", a->dy, r, a->cols, a->dy_stride, a->dtype),
+                     matrix_span("z", a->z, r, a->cols, a->z_stride, a->dtype),
+                     matrix_span("dz_extra", a->dz_extra, r, a->cols, a->dz_extra_stride, a->dtype),
+                     vector_span("gamma", a->gamma, c, param), vector_span("mean", a->mean, r, sizeof(float)),
+                     vector_span("rstd", a->rstd, r, sizeof(float)),
+                     vector_span("dropout_mask", a->dropout_mask, words, sizeof(uint32_t))};
+    hk_span writes[5] = {matrix_span("dx", a->dx, r, a->cols, a->dx_stride, a->dtype),
+                      matrix_span("dresidual", a->dresidual, r, a->cols, a->dresidual_stride, a->dtype),
+                      vector_span("dgamma", a->dgamma, c, sizeof(float)),
+                      vector_span("dbeta", a->dbeta, c, sizeof(float)),
+                      vector_span("workspace", a->workspace, (int64_t)a->workspace_size, 1)};
+    return hk_check_overlaps(op, writes, 5, reads, 7, "none");
 }
