@@ -81,6 +81,26 @@ void th_open_contexts(void)
         printf("context %zu: %s (%s)\n", i, th_contexts[i].label, hk_context_device_name(th_contexts[i].ctx));
 }
 
+/* The running test's context of th_context_with_env, destroyed at its teardown once its memory is freed. */
+static th_ctx th_env_context;
+
+const th_ctx *th_context_with_env(const th_ctx *c, const char *name, const char *value)
+{
+    if (th_env_context.ctx)
+        fail_msg("th_context_with_env: one context per test");
+    hk_context_options o = HK_ARGS_INIT(hk_context_options);
+    o.backend = hk_context_backend(c->ctx);
+    o.arch = o.backend == HK_BACKEND_EMULATOR ? hk_context_arch(c->ctx) : NULL;
+    setenv(name, value, 1);
+    hk_status st = hk_context_create(&o, &th_env_context.ctx);
+    unsetenv(name);
+    if (st != HK_OK)
+        fail_msg("context like %s with %s=%s: %s: %s", c->label, name, value, hk_status_string(st), hk_last_error());
+    th_env_context.kind = c->kind;
+    snprintf(th_env_context.label, sizeof th_env_context.label, "%s", c->label);
+    return &th_env_context;
+}
+
 /* ---------------------------------------------------------------- memory arena */
 
 typedef struct th_alloc { const th_ctx *c; void *p; } th_alloc;
@@ -213,6 +233,10 @@ static int th_teardown(void **state)
 {
     (void)state;
     th_free_all();
+    if (th_env_context.ctx) {
+        hk_context_destroy(th_env_context.ctx);
+        th_env_context.ctx = NULL;
+    }
     return 0;
 }
 

@@ -28,6 +28,10 @@ typedef struct th_ctx {
  * HK_TEST_CONTEXTS=cpu,emulator/gfx950 restricts a run to the listed labels. */
 void th_open_contexts(void);
 
+/* A fresh context like c's (backend and arch) created with the environment variable name = value, for the library's
+ * tuning overrides, which a context reads once at its creation (docs/perf/tuning.md). Destroyed after the test. */
+const th_ctx *th_context_with_env(const th_ctx *c, const char *name, const char *value);
+
 /* ---------------------------------------------------------------- registration and running */
 typedef void (*th_case_fn)(const th_ctx *c, const void *param);
 
