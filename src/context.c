@@ -82,6 +82,8 @@ static hk_status open_gpu(hk_context *ctx, hk_backend backend)
         return st; /* open() said why */
     ctx->gpu = api;
     ctx->backend = backend;
+    if (backend == HK_BACKEND_CUDA)
+        hk_cuda_read_tuning(&ctx->tuning);
     ctx->multiprocessors = api->attribute(ctx->dev, HK_GPU_ATTR_MULTIPROCESSORS);
     ctx->xcds = api->attribute(ctx->dev, HK_GPU_ATTR_XCDS);
     return HK_OK;
@@ -180,6 +182,8 @@ void hk_context_destroy(hk_context *handle)
                 ctx->gpu->module_unload(ctx->dev, ctx->modules[i]);
         ctx->gpu->close(ctx->dev);
     }
+    for (size_t i = 0; i < HK_KERNEL_SETS; ++i)
+        free(ctx->kernels[i]);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

@@ -1,6 +1,8 @@
-/* Shared GPU host logic over hk_gpu_api: lazy per-context module loading and a kernel cache. */
+/* Shared GPU host logic over hk_gpu_api: lazy per-context module loading, the kernel sets' handle tables and a
+ * kernel cache by name. */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Is `kernel` one of the names in the comma-separated list? */
@@ -17,7 +19,24 @@ static bool list_has(const char *list, const char *kernel)
     return false;
 }
 
-/* Caller holds ctx->lock. Returns the cache slot of the kernel, loading its module if needed. */
+/* Caller holds ctx->lock. The kernel's handle from the embedded code object of the context's arch that holds it,
+ * loading the object's module if needed. */
+static hk_status load_kernel(hk_context *ctx, const char *kernel, void **fn)
+{
+    size_t blobs = hk_code_blob_count();
+    for (size_t b = 0; b < blobs && b < HK_MAX_LOADED_MODULES; ++b) {
+        const hk_code_blob *blob = hk_code_blob_at(b);
+        if (strcmp(blob->arch, ctx->arch) != 0 || !list_has(blob->kernels, kernel))
+            continue;
+        hk_status st;
+        if (!ctx->modules[b] && (st = ctx->gpu->module_load(ctx->dev, blob->data, blob->bytes, &ctx->modules[b])) != HK_OK)
+            return st;
+        return ctx->gpu->function(ctx->dev, ctx->modules[b], kernel, fn);
+    }
+    return hk_fail(HK_ERR_UNSUPPORTED, "kernel %s: no embedded code object for %s holds it", kernel, ctx->arch);
+}
+
+/* Caller holds ctx->lock. Returns the name cache's slot of the kernel, loading it at its first launch. */
 static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
 {
     for (size_t i = 0; i < ctx->function_count; ++i) {
@@ -26,30 +45,59 @@ static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
             return HK_OK;
         }
     }
-    size_t blobs = hk_code_blob_count();
-    for (size_t b = 0; b < blobs && b < HK_MAX_LOADED_MODULES; ++b) {
-        const hk_code_blob *blob = hk_code_blob_at(b);
-        if (strcmp(blob->arch, ctx->arch) != 0 || !list_has(blob->kernels, kernel))
-            continue;
-        if (ctx->function_count == HK_MAX_CACHED_FUNCTIONS)
-            return hk_fail(HK_ERR_INTERNAL, "kernel cache full (%d kernels)", HK_MAX_CACHED_FUNCTIONS);
-        if (strlen(kernel) >= HK_MAX_KERNEL_NAME)
-            return hk_fail(HK_ERR_INTERNAL, "kernel name %s is longer than %d characters", kernel, HK_MAX_KERNEL_NAME - 1);
-        hk_status st;
-        if (!ctx->modules[b] && (st = ctx->gpu->module_load(ctx->dev, blob->data, blob->bytes, &ctx->modules[b])) != HK_OK)
-            return st;
-        void *fn = NULL;
-        if ((st = ctx->gpu->function(ctx->dev, ctx->modules[b], kernel, &fn)) != HK_OK)
-            return st;
-        *slot = ctx->function_count++;
-        hk_format(ctx->functions[*slot].kernel, HK_MAX_KERNEL_NAME, "%s", kernel);
-        ctx->functions[*slot].fn = fn;
-        /* Raised on the first launch with dynamic shared memory: the default 48 KiB also covers the kernel's
-         * static shared memory, so a launch under 48 KiB of dynamic memory can still need the raise. */
-        ctx->functions[*slot].shared_limit = 0;
+    if (ctx->function_count == HK_MAX_CACHED_FUNCTIONS)
+        return hk_fail(HK_ERR_INTERNAL, "kernel cache full (%d kernels)", HK_MAX_CACHED_FUNCTIONS);
+    if (strlen(kernel) >= HK_MAX_KERNEL_NAME)
+        return hk_fail(HK_ERR_INTERNAL, "kernel name %s is longer than %d characters", kernel, HK_MAX_KERNEL_NAME - 1);
+    void *fn = NULL;
+    hk_status st = load_kernel(ctx, kernel, &fn);
+    if (st != HK_OK)
+        return st;
+    *slot = ctx->function_count++;
+    hk_format(ctx->functions[*slot].kernel, HK_MAX_KERNEL_NAME, "%s", kernel);
+    ctx->functions[*slot].fn = fn;
+    /* Raised on the first launch with dynamic shared memory: the default 48 KiB also covers the kernel's
+     * static shared memory, so a launch under 48 KiB of dynamic memory can still need the raise. */
+    ctx->functions[*slot].shared_limit = 0;
+    return HK_OK;
+}
+
+/* Caller holds ctx->lock. Kernel `index` of `set` in the context's table for the set, resolved at its first launch. */
+static hk_status find_indexed(hk_context *ctx, const hk_kernel_set *set, size_t index, hk_kernel_slot **slot)
+{
+    if (index >= set->count)
+        return hk_fail(HK_ERR_INTERNAL, "kernel %zu of a set of %zu", index, set->count);
+    hk_kernel_slot **table = &ctx->kernels[set->id];
+    if (!*table && !(*table = calloc(set->count, sizeof **table)))
+        return hk_fail(HK_ERR_OUT_OF_MEMORY, "kernel table: out of host memory");
+    *slot = &(*table)[index];
+    if ((*slot)->fn)
         return HK_OK;
-    }
-    return hk_fail(HK_ERR_UNSUPPORTED, "kernel %s: no embedded code object for %s holds it", kernel, ctx->arch);
+    char kernel[HK_MAX_KERNEL_NAME];
+    if (!set->name(index, kernel, sizeof kernel))
+        return hk_fail(HK_ERR_INTERNAL, "kernel %zu of its set is not built", index);
+    return load_kernel(ctx, kernel, &(*slot)->fn);
+}
+
+/* Caller holds ctx->lock. Raises the kernel's dynamic shared-memory limit to shared_bytes where it is lower. */
+static hk_status allow_shared(hk_context *ctx, void *fn, unsigned *limit, unsigned shared_bytes)
+{
+    if (shared_bytes <= *limit)
+        return HK_OK;
+    hk_status st = ctx->gpu->set_shared_limit(ctx->dev, fn, shared_bytes);
+    if (st == HK_OK)
+        *limit = shared_bytes;
+    return st;
+}
+
+static hk_status launch_fn(hk_context *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
+                           unsigned shared_bytes, void *stream, void **params, bool dependent)
+{
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+        return HK_OK; /* nothing to do; runtimes reject empty grids */
+    if (dependent && ctx->gpu->launch_dependent && !ctx->tuning.plain_launch)
+        return ctx->gpu->launch_dependent(ctx->dev, fn, grid, block, shared_bytes, stream, params);
+    return ctx->gpu->launch(ctx->dev, fn, grid, block, shared_bytes, stream, params);
 }
 
 static hk_status launch_kernel(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
@@ -62,19 +110,27 @@ static hk_status launch_kernel(hk_context *ctx, const char *kernel, const unsign
     size_t slot = 0;
     st = find_kernel(ctx, kernel, &slot);
     void *fn = st == HK_OK ? ctx->functions[slot].fn : NULL;
-    if (st == HK_OK && shared_bytes > ctx->functions[slot].shared_limit) {
-        st = ctx->gpu->set_shared_limit(ctx->dev, fn, shared_bytes);
-        if (st == HK_OK)
-            ctx->functions[slot].shared_limit = shared_bytes;
-    }
+    if (st == HK_OK)
+        st = allow_shared(ctx, fn, &ctx->functions[slot].shared_limit, shared_bytes);
     pthread_mutex_unlock(&ctx->lock);
+    return st != HK_OK ? st : launch_fn(ctx, fn, grid, block, shared_bytes, stream, params, dependent);
+}
+
+hk_status hk_gpu_launch_indexed(hk_context *ctx, const hk_kernel_set *set, size_t index, bool dependent,
+                                const unsigned grid[3], const unsigned block[3], unsigned shared_bytes, void *stream,
+                                void **params)
+{
+    hk_status st = ctx->gpu->bind(ctx->dev);
     if (st != HK_OK)
         return st;
-    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
-        return HK_OK; /* nothing to do; runtimes reject empty grids */
-    if (dependent && ctx->gpu->launch_dependent)
-        return ctx->gpu->launch_dependent(ctx->dev, fn, grid, block, shared_bytes, stream, params);
-    return ctx->gpu->launch(ctx->dev, fn, grid, block, shared_bytes, stream, params);
+    pthread_mutex_lock(&ctx->lock);
+    hk_kernel_slot *slot = NULL;
+    st = find_indexed(ctx, set, index, &slot);
+    void *fn = st == HK_OK ? slot->fn : NULL;
+    if (st == HK_OK)
+        st = allow_shared(ctx, fn, &slot->shared_limit, shared_bytes);
+    pthread_mutex_unlock(&ctx->lock);
+    return st != HK_OK ? st : launch_fn(ctx, fn, grid, block, shared_bytes, stream, params, dependent);
 }
 
 hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],

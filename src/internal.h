@@ -103,6 +103,31 @@ HK_INTERNAL void *hk_handle_close(uintptr_t handle, hk_handle_kind kind);
 /* Unregister every handle owned by `owner`, calling release(object) on each, under the registry's lock. */
 HK_INTERNAL void hk_handle_close_owned(uintptr_t owner, void (*release)(void *object));
 
+/* Overrides of the CUDA backend's launch choices for benchmarking (docs/perf/tuning.md), read from the environment
+ * once, when the context is created (hk_cuda_read_tuning), so that no call reads the environment. Zero: none. */
+typedef struct hk_tuning {
+    bool gemm_forced;    /* HK_CUDA_TUNE_GEMM=<shape>[:<split>] names a launch shape (backends/cuda/gemm_plan.h), */
+    int gemm_shape;      /* its index */
+    int32_t gemm_split;  /* and its split (1 when not given) */
+    int ln_stages;       /* HK_CUDA_TUNE_LN_STAGES: rows staged by the LayerNorm backward's staged form */
+    bool plain_launch;   /* HK_CUDA_PDL=0: launch_dependent kernels launched plainly */
+} hk_tuning;
+HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
+
+/* Kernel sets: the kernels a variant launches, numbered 0 .. count - 1, each resolved once per context (at its
+ * first launch, under the context's lock) into the context's table for the set, which later launches index. */
+enum { HK_KERNELS_CUDA_GEMM, HK_KERNELS_CUDA_ROTARY, HK_KERNELS_CUDA_LN, HK_KERNEL_SETS };
+typedef struct hk_kernel_set {
+    int id; /* HK_KERNELS_*: the context's table for the set */
+    size_t count;
+    /* The symbol of kernel `index` (< count) in buf; false where no such kernel is built. */
+    bool (*name)(size_t index, char *buf, size_t size);
+} hk_kernel_set;
+typedef struct hk_kernel_slot {
+    void *fn;              /* NULL until resolved */
+    unsigned shared_limit; /* dynamic shared memory the kernel is allowed so far */
+} hk_kernel_slot;
+
 struct hk_context {
     uintptr_t handle; /* what the caller holds */
     hk_backend backend;
@@ -120,6 +145,8 @@ struct hk_context {
     /* hk_malloc's live allocations (an open-addressing set; src/memory.c), so hk_free refuses anything else and
      * the context's destruction releases what the caller left */
     struct { void **ptr; size_t capacity, used; } allocations;
+    hk_kernel_slot *kernels[HK_KERNEL_SETS]; /* by set, count slots each, allocated at the set's first launch */
+    hk_tuning tuning;
 };
 
 struct hk_event {
@@ -141,6 +168,12 @@ HK_INTERNAL hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const u
 HK_INTERNAL hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kernel, const unsigned grid[3],
                                               const unsigned block[3], unsigned shared_bytes, void *stream,
                                               void **params);
+
+/* Launch kernel `index` of `set`, as hk_gpu_launch or (dependent) hk_gpu_launch_dependent; the kernel is looked
+ * up by name only at its first launch on the context. */
+HK_INTERNAL hk_status hk_gpu_launch_indexed(hk_context *ctx, const hk_kernel_set *set, size_t index, bool dependent,
+                                            const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
+                                            void *stream, void **params);
 
 /* ---------------------------------------------------------------- kernel variants and dispatch
  * Each backend contributes variants; for a call the registry tries, in order, those whose backend matches the

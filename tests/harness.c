@@ -81,6 +81,26 @@ void th_open_contexts(void)
         printf("context %zu: %s (%s)\n", i, th_contexts[i].label, hk_context_device_name(th_contexts[i].ctx));
 }
 
+/* The running test's context of th_context_with_env, destroyed at its teardown once its memory is freed. */
+static th_ctx th_env_context;
+
+const th_ctx *th_context_with_env(const th_ctx *c, const char *name, const char *value)
+{
+    if (th_env_context.ctx)
+        fail_msg("th_context_with_env: one context per test");
+    hk_context_options o = HK_ARGS_INIT(hk_context_options);
+    o.backend = hk_context_backend(c->ctx);
+    o.arch = o.backend == HK_BACKEND_EMULATOR ? hk_context_arch(c->ctx) : NULL;
+    setenv(name, value, 1);
+    hk_status st = hk_context_create(&o, &th_env_context.ctx);
+    unsetenv(name);
+    if (st != HK_OK)
+        fail_msg("context like %s with %s=%s: %s: %s", c->label, name, value, hk_status_string(st), hk_last_error());
+    th_env_context.kind = c->kind;
+    snprintf(th_env_context.label, sizeof th_env_context.label, "%s", c->label);
+    return &th_env_context;
+}
+
 /* ---------------------------------------------------------------- memory arena */
 
 typedef struct th_alloc { const th_ctx *c; void *p; } th_alloc;
@@ -165,9 +185,21 @@ static size_t th_nentries, th_cap_entries;
 static const th_entry *th_current;
 static size_t th_passed, th_skipped;
 static uint64_t th_base_seed;
+static const char *th_group; /* th_run's */
+
+/* Every case name given to th_add, whichever contexts run it (the coverage lists' names are checked against them). */
+static const char **th_names;
+static size_t th_nnames, th_cap_names;
 
 void th_add(const char *name, th_case_fn fn, const void *param, unsigned kinds)
 {
+    if (th_nnames == th_cap_names) {
+        th_cap_names = th_cap_names ? 2 * th_cap_names : 64;
+        th_names = realloc(th_names, th_cap_names * sizeof *th_names);
+        if (!th_names)
+            abort();
+    }
+    th_names[th_nnames++] = name;
     for (size_t i = 0; i < th_ncontexts; ++i) {
         const th_ctx *c = &th_contexts[i];
         if (!(kinds & (unsigned)c->kind))
@@ -213,6 +245,10 @@ static int th_teardown(void **state)
 {
     (void)state;
     th_free_all();
+    if (th_env_context.ctx) {
+        hk_context_destroy(th_env_context.ctx);
+        th_env_context.ctx = NULL;
+    }
     return 0;
 }
 
@@ -223,10 +259,25 @@ static void th_wrapper(void **state)
     th_passed++;
 }
 
+static bool th_registered(const char *name)
+{
+    for (size_t i = 0; i < th_nnames; ++i)
+        if (strcmp(th_names[i], name) == 0)
+            return true;
+    return false;
+}
+
 int th_run(const char *group)
 {
     const char *env = getenv("HK_TEST_SEED");
     th_base_seed = env && *env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
+    th_group = group;
+    const char *stale = th_coverage_stale(group, th_registered);
+    free(th_names);
+    th_names = NULL;
+    th_nnames = th_cap_names = 0;
+    if (stale) /* fails the run (below) */
+        fprintf(stderr, "%s: tests/coverage.c names case %s, which this suite does not have\n", group, stale);
     printf("%s: %zu tests, HK_TEST_SEED=0x%" PRIx64 "\n", group, th_nentries, th_base_seed);
     fflush(stdout);
 
@@ -260,7 +311,7 @@ int th_run(const char *group)
     for (size_t i = 0; i < th_ncontexts; ++i)
         hk_context_destroy(th_contexts[i].ctx);
     th_ncontexts = 0;
-    return failed || nfailed ? 1 : 0;
+    return failed || nfailed || stale ? 1 : 0;
 }
 
 void th_log(const char *fmt, ...)
@@ -277,8 +328,12 @@ void th_op_status(const th_ctx *c, hk_status st, const char *op)
 {
     if (st == HK_OK)
         return;
-    if (st == HK_ERR_UNSUPPORTED && c->kind != TH_CPU)
+    const char *arch = hk_context_arch(c->ctx), *name = th_current ? th_current->base : "?";
+    if (st == HK_ERR_UNSUPPORTED && c->kind != TH_CPU && !th_must_cover(arch, th_group ? th_group : "", name))
         th_skip(c, hk_last_error());
+    if (st == HK_ERR_UNSUPPORTED && c->kind != TH_CPU)
+        fail_msg("%s on %s returned %s, but tests/coverage.c lists %s/%s as covered on %s: %s", op, c->label,
+                 hk_status_string(st), th_group, name, arch, hk_last_error());
     fail_msg("%s on %s returned %s: %s (HK_TEST_SEED=0x%" PRIx64 ")", op, c->label, hk_status_string(st),
              hk_last_error(), th_base_seed);
 }

@@ -28,6 +28,10 @@ typedef struct th_ctx {
  * HK_TEST_CONTEXTS=cpu,emulator/gfx950 restricts a run to the listed labels. */
 void th_open_contexts(void);
 
+/* A fresh context like c's (backend and arch) created with the environment variable name = value, for the library's
+ * tuning overrides, which a context reads once at its creation (docs/perf/tuning.md). Destroyed after the test. */
+const th_ctx *th_context_with_env(const th_ctx *c, const char *name, const char *value);
+
 /* ---------------------------------------------------------------- registration and running */
 typedef void (*th_case_fn)(const th_ctx *c, const void *param);
 
@@ -39,9 +43,15 @@ int th_run(const char *group);
 /* Seed of the running case's random inputs (derived from HK_TEST_SEED, printed by th_run). */
 uint64_t th_case_seed(void);
 
-/* Check an op's status: HK_ERR_UNSUPPORTED on a non-CPU context prints "SKIP <case> on <arch>: <reason>" and
- * skips the test; anything else but HK_OK fails it. */
+/* Check an op's status: HK_ERR_UNSUPPORTED on a non-CPU context fails the test where tests/coverage.c lists the case
+ * for the context's arch, else prints "SKIP <case> on <arch>: <reason>" and skips it; anything else but HK_OK fails
+ * it. */
 void th_op_status(const th_ctx *c, hk_status st, const char *op);
+/* Whether tests/coverage.c lists case `name` of suite `group` as one that `arch` must accept. */
+bool th_must_cover(const char *arch, const char *group, const char *name);
+/* A pattern of the group's coverage entries that names one case (no glob characters) and names no case for which
+ * registered() is true: a renamed or removed case that the lists still mention; NULL when there is none. */
+const char *th_coverage_stale(const char *group, bool (*registered)(const char *name));
 /* Print "SKIP <case> on <arch>: <reason>", count the test as skipped and leave it. */
 void th_skip(const th_ctx *c, const char *reason);
 /* Fail the running test (after a check function reported details) unless ok. */

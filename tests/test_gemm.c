@@ -252,8 +252,8 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
 
 static void run_case(const th_ctx *c, const void *param) { run_gemm(c, param, 0); }
 
-/* Launch shapes forced through HK_CUDA_TUNE_GEMM (other contexts ignore it; NULL: the route's), for the ones no
- * case above routes to, and cases with a workspace. */
+/* Launch shapes forced through HK_CUDA_TUNE_GEMM (read by a context at its creation; other backends ignore it; NULL:
+ * the route's), for the ones no case above routes to, and cases with a workspace. */
 typedef struct forced_case {
     gemm_case g;
     const char *tune;
@@ -374,10 +374,7 @@ static const forced_case forced_cases[] = {
 static void run_forced(const th_ctx *c, const void *param)
 {
     const forced_case *f = param;
-    if (f->tune)
-        setenv("HK_CUDA_TUNE_GEMM", f->tune, 1);
-    run_gemm(c, &f->g, f->workspace);
-    unsetenv("HK_CUDA_TUNE_GEMM");
+    run_gemm(f->tune ? th_context_with_env(c, "HK_CUDA_TUNE_GEMM", f->tune) : c, &f->g, f->workspace);
 }
 
 /* Empty problems return HK_OK and leave D alone; k == 0 gives D = beta * C. */

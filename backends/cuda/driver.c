@@ -103,8 +103,7 @@ static hk_cuda_driver cu;
 static hk_status load_status = HK_ERR_NO_DEVICE;
 static char load_why[256];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-/* Programmatic dependent launch for the kernels that ask for it: the driver has cuLaunchKernelEx and the
- * environment does not say HK_CUDA_PDL=0 (read once, at load; for A/B timing). */
+/* Programmatic dependent launch for the kernels that ask for it: the driver has cuLaunchKernelEx. */
 static bool pdl_enabled;
 
 typedef struct hk_cuda_device {
@@ -131,8 +130,7 @@ static void load_driver(void)
 #define HK_CU_LOAD_OPTIONAL(name, symbol, ret, params) *(void **)&cu.name = dlsym(lib, symbol);
     HK_CU_OPTIONAL_FUNCTIONS(HK_CU_LOAD_OPTIONAL)
 #undef HK_CU_LOAD_OPTIONAL
-    const char *pdl = getenv("HK_CUDA_PDL");
-    pdl_enabled = cu.cuLaunchKernelEx != NULL && !(pdl && strcmp(pdl, "0") == 0);
+    pdl_enabled = cu.cuLaunchKernelEx != NULL;
     CUresult r = cu.cuInit(0);
     if (r != 0) {
         hk_format(load_why, sizeof load_why, "cuInit returned %d%s", r,

@@ -45,6 +45,51 @@ static const hk_ln_table hk_ln_tables[3] = {
      "hk_ln_bwd_f32_any"},
 };
 
+/* The LayerNorm kernels as one kernel set: per table in order its forward configs, its backward configs, its two
+ * any-shape kernels; then hk_ln_bwd_reduce. */
+static size_t hk_ln_table_kernels(const hk_ln_table *t) { return t->fwd_count + t->bwd_count + 2; }
+static size_t hk_ln_table_base(const hk_ln_table *t)
+{
+    size_t base = 0;
+    for (const hk_ln_table *u = hk_ln_tables; u < t; ++u)
+        base += hk_ln_table_kernels(u);
+    return base;
+}
+static size_t hk_ln_fwd_index(const hk_ln_table *t, const hk_ln_config *cfg)
+{
+    return hk_ln_table_base(t) + (cfg ? (size_t)(cfg - t->fwd) : t->fwd_count + t->bwd_count);
+}
+static size_t hk_ln_bwd_index(const hk_ln_table *t, const hk_ln_config *cfg)
+{
+    return hk_ln_table_base(t) + (cfg ? t->fwd_count + (size_t)(cfg - t->bwd) : t->fwd_count + t->bwd_count + 1);
+}
+
+static bool hk_ln_kernel_name(size_t index, char *buf, size_t size)
+{
+    for (const hk_ln_table *t = hk_ln_tables; t < hk_ln_tables + 3; index -= hk_ln_table_kernels(t), ++t) {
+        if (index >= hk_ln_table_kernels(t))
+            continue;
+        const char *name = index < t->fwd_count                    ? t->fwd[index].kernel
+                           : index < t->fwd_count + t->bwd_count   ? t->bwd[index - t->fwd_count].kernel
+                           : index == t->fwd_count + t->bwd_count ? t->fwd_any
+                                                                  : t->bwd_any;
+        hk_format(buf, size, "%s", name);
+        return true;
+    }
+    if (index != 0)
+        return false;
+    hk_format(buf, size, "hk_ln_bwd_reduce");
+    return true;
+}
+
+static const hk_kernel_set hk_ln_kernels = {
+    HK_KERNELS_CUDA_LN,
+    HK_COUNT(hk_ln_fwd_bf16) + HK_COUNT(hk_ln_bwd_bf16) + HK_COUNT(hk_ln_fwd_f16) + HK_COUNT(hk_ln_bwd_f16) +
+        HK_COUNT(hk_ln_fwd_f32) + HK_COUNT(hk_ln_bwd_f32) + 3 * 2 + 1,
+    hk_ln_kernel_name,
+};
+#define HK_LN_REDUCE_INDEX (hk_ln_kernels.count - 1)
+
 /* Blocks per SM of the any-shape kernels' grid-strided loops. */
 #define HK_LN_ANY_BLOCKS_PER_SM 8
 
@@ -68,7 +113,7 @@ static int64_t hk_ln_capacity(const hk_ln_config *c, int64_t v) { return (int64_
 /* The first config whose rows hold cols, or NULL. Of two with the same capacity, the second (more threads, fewer
  * vectors each) serves only rows that fill it exactly: for 2-byte rows of 4097-8192 columns, 256 x 4 beats
  * 512 x 2 at D5120-D7680 by 5-10 points of copy (512 x 2 leaves some threads a vector short) and trails it at
- * D8192 (bench/NOTES.md, seventh session). */
+ * D8192. */
 static const hk_ln_config *hk_ln_pick(const hk_ln_config *list, size_t count, int64_t cols, int64_t v)
 {
     for (size_t i = 0; i < count; ++i) {
@@ -132,13 +177,11 @@ static hk_status hk_cuda_ln_fused_run(hk_context *ctx, const void *args)
         .param_f32 = a->param_type == HK_DTYPE_F32,
     };
     unsigned grid[3] = {1, 1, 1}, block[3] = {HK_LN_ANY_BLOCK, 1, 1};
-    const char *kernel = t->fwd_any;
     int64_t blocks;
     if (cfg) {
         block[0] = hk_ln_block(cfg->tpr);
         const int64_t rows_per_block = block[0] / cfg->tpr;
         blocks = (a->rows + rows_per_block - 1) / rows_per_block;
-        kernel = cfg->kernel;
     } else {
         blocks = a->rows < ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM ? a->rows
                                                                           : ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM;
@@ -147,7 +190,7 @@ static hk_status hk_cuda_ln_fused_run(hk_context *ctx, const void *args)
         return hk_fail(HK_ERR_UNSUPPORTED, "cuda.ln_fused: %lld rows exceed the grid limit", (long long)a->rows);
     grid[0] = (unsigned)blocks;
     void *params[] = {&p};
-    return hk_gpu_launch(ctx, kernel, grid, block, 0, a->stream, params);
+    return hk_gpu_launch_indexed(ctx, &hk_ln_kernels, hk_ln_fwd_index(t, cfg), false, grid, block, 0, a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_ln_fused = {
@@ -165,7 +208,7 @@ HK_INTERNAL const hk_variant hk_cuda_ln_fused = {
 /* ---------------------------------------------------------------- backward */
 
 typedef struct hk_ln_bwd_plan {
-    const char *kernel; /* static storage: hk_gpu_launch's kernel cache keeps the pointer */
+    size_t kernel; /* in hk_ln_kernels */
     unsigned grid, block;
     int stages;           /* staged form: rows staged per segment */
     unsigned shared;      /* and their dynamic shared memory */
@@ -175,15 +218,6 @@ typedef struct hk_ln_bwd_plan {
 /* Shared memory a block may stage rows in, with min_blocks of them resident per SM beside their static
  * shared memory (at most ~8 KiB: the dgamma/dbeta segment sums). */
 #define HK_LN_BWD_STAGE_BUDGET(min_blocks) (200u * 1024u / (unsigned)(min_blocks) - 8448u)
-
-/* HK_CUDA_TUNE_LN_STAGES = 1 to HK_LN_BWD_MAX_STAGES replaces the staged form's stage count (bench sweeps);
- * 0 when unset or out of range. The stages change neither the grid nor the workspace. */
-static unsigned hk_ln_bwd_forced_stages(void)
-{
-    const char *tune = getenv("HK_CUDA_TUNE_LN_STAGES");
-    const int n = tune && tune[0] >= '1' && tune[0] <= '0' + HK_LN_BWD_MAX_STAGES && !tune[1] ? tune[0] - '0' : 0;
-    return (unsigned)n;
-}
 
 /* The plan depends only on the shape, the pointers' alignment and the device, so workspace() and run()
  * agree, and the partial sums (hence dgamma/dbeta) are the same on every call. */
@@ -196,14 +230,13 @@ static hk_ln_bwd_plan hk_ln_bwd_plan_of(const hk_context *ctx, const hk_ln_fused
                         hk_rows_aligned16(a->dx, a->dx_stride, v) &&
                         hk_rows_aligned16(a->dresidual, a->dresidual_stride, v) && hk_aligned16(a->gamma);
     const hk_ln_config *cfg = vector ? hk_ln_pick(t->bwd, t->bwd_count, a->cols, v) : NULL;
-    hk_ln_bwd_plan plan = {.kernel = t->bwd_any, .block = HK_LN_ANY_BLOCK};
+    hk_ln_bwd_plan plan = {.kernel = hk_ln_bwd_index(t, cfg), .block = HK_LN_ANY_BLOCK};
     int64_t groups = a->rows, blocks = ctx->multiprocessors * HK_LN_ANY_BLOCKS_PER_SM;
     if (cfg) {
         plan.block = hk_ln_block(cfg->tpr);
-        plan.kernel = cfg->kernel;
         if (cfg->stages > 0) {
             const unsigned stage = HK_LN_BWD_STAGE_BYTES(plan.block, (unsigned)cfg->nv, a->dz_extra ? 3u : 2u);
-            const unsigned forced = hk_ln_bwd_forced_stages(), wanted = forced ? forced : (unsigned)cfg->stages;
+            const unsigned forced = (unsigned)ctx->tuning.ln_stages, wanted = forced ? forced : (unsigned)cfg->stages;
             unsigned stages = HK_LN_BWD_STAGE_BUDGET(cfg->min_blocks) / stage;
             stages = stages < 1 ? 1 : stages > wanted ? wanted : stages;
             plan.stages = (int)stages;
@@ -265,7 +298,8 @@ static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
     };
     const unsigned grid[3] = {plan.grid, 1, 1}, block[3] = {plan.block, 1, 1};
     void *params[] = {&p};
-    hk_status st = hk_gpu_launch(ctx, plan.kernel, grid, block, plan.shared, a->stream, params);
+    hk_status st = hk_gpu_launch_indexed(ctx, &hk_ln_kernels, plan.kernel, false, grid, block, plan.shared, a->stream,
+                                         params);
     if (st != HK_OK || !(plan.dgamma || plan.dbeta))
         return st;
 
@@ -283,7 +317,7 @@ static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
     const unsigned rgrid[3] = {(unsigned)col_blocks, 1, 1},
                    rblock[3] = {HK_LN_REDUCE_COLS * HK_LN_REDUCE_SLICES, 1, 1};
     void *rparams[] = {&r};
-    return hk_gpu_launch(ctx, "hk_ln_bwd_reduce", rgrid, rblock, 0, a->stream, rparams);
+    return hk_gpu_launch_indexed(ctx, &hk_ln_kernels, HK_LN_REDUCE_INDEX, false, rgrid, rblock, 0, a->stream, rparams);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd = {

@@ -5,7 +5,7 @@
 
 #include "hopper/rotary.h"
 
-/* Kernel sets: bf16 and f16 each with fp32 tables and with tables in their own type (_t16), f32 (fp32 tables). */
+/* Kernel groups: bf16 and f16 each with fp32 tables and with tables in their own type (_t16), f32 (fp32 tables). */
 enum { HK_ROTARY_SETS = 5 };
 
 /* [set][style: HALF, INTERLEAVED][path: vector, scalar] */
@@ -23,7 +23,18 @@ static const char *const hk_rotary_row_kernels[HK_ROTARY_SETS] = {
     "hk_rotary_bf16_half_rows", "hk_rotary_bf16_half_rows_t16", "hk_rotary_f16_half_rows",
     "hk_rotary_f16_half_rows_t16", "hk_rotary_f32_half_rows"};
 
-/* The kernel set of a call, -1 for an unsupported dtype. table_type is validated: F32 or dtype. */
+/* The rotary kernels as one kernel set: index (set * 2 + style) * 2 + path, then the lane-mapped kernels by set. */
+static bool hk_rotary_kernel_name(size_t index, char *buf, size_t size)
+{
+    if (index >= HK_ROTARY_SETS * 5)
+        return false;
+    hk_format(buf, size, "%s", index >= HK_ROTARY_SETS * 4 ? hk_rotary_row_kernels[index - HK_ROTARY_SETS * 4]
+                                                           : hk_rotary_kernels[index / 4][index / 2 % 2][index % 2]);
+    return true;
+}
+static const hk_kernel_set hk_rotary_kernel_set = {HK_KERNELS_CUDA_ROTARY, HK_ROTARY_SETS * 5, hk_rotary_kernel_name};
+
+/* The kernel group of a call, -1 for an unsupported dtype. table_type is validated: F32 or dtype. */
 static int hk_rotary_set(hk_dtype dtype, hk_dtype table_type)
 {
     const int t16 = table_type != HK_DTYPE_F32;
@@ -84,8 +95,7 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
     if (p.chunks + p.copy_chunks == 0)
         return HK_OK; /* rotary_dim == 0 in place: nothing changes */
     /* Whole heads rotated HALF-style, a head's 16-byte chunks dividing a warp: the lane-mapped kernel, whose
-     * warp loads are contiguous (3-4 points of copy bandwidth over the chunk kernel on the H200, bench/NOTES.md
-     * runs 18 and 27-29), while its grid (row blocks x seqlen, 1, batch) fits. */
+     * warp loads are contiguous (3-4 points of copy bandwidth over the chunk kernel on the H200), while its grid (row blocks x seqlen, 1, batch) fits. */
     const int64_t lanes_per_head = 2 * p.chunks;
     const int64_t row_vectors = HK_ROTARY_ROW_BLOCK * HK_ROTARY_ROW_VECTORS;
     const int64_t row_blocks = (a->heads * lanes_per_head + row_vectors - 1) / row_vectors;
@@ -96,16 +106,17 @@ static hk_status hk_cuda_rotary_run(hk_context *ctx, const void *args)
         const unsigned grid[3] = {(unsigned)(row_blocks * a->seqlen), 1, (unsigned)a->batch},
                        block[3] = {HK_ROTARY_ROW_BLOCK, 1, 1};
         void *params[] = {&p};
-        return hk_gpu_launch(ctx, hk_rotary_row_kernels[set], grid, block, 0, a->stream, params);
+        return hk_gpu_launch_indexed(ctx, &hk_rotary_kernel_set, (size_t)(HK_ROTARY_SETS * 4 + set), false, grid, block, 0,
+                                     a->stream, params);
     }
     p.units = tokens * p.head_groups * (p.chunks + p.copy_chunks);
-    const char *kernel = hk_rotary_kernels[set][a->style == HK_ROTARY_INTERLEAVED][vector ? 0 : 1];
+    const size_t kernel = ((size_t)set * 2 + (a->style == HK_ROTARY_INTERLEAVED)) * 2 + (vector ? 0 : 1);
     const int64_t blocks = (p.units + HK_ROTARY_BLOCK - 1) / HK_ROTARY_BLOCK;
     if (blocks > INT32_MAX)
         return hk_fail(HK_ERR_UNSUPPORTED, "cuda.rotary: %lld thread blocks exceed the grid limit", (long long)blocks);
     const unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {HK_ROTARY_BLOCK, 1, 1};
     void *params[] = {&p};
-    return hk_gpu_launch(ctx, kernel, grid, block, 0, a->stream, params);
+    return hk_gpu_launch_indexed(ctx, &hk_rotary_kernel_set, kernel, false, grid, block, 0, a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_rotary = {

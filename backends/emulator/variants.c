@@ -1,5 +1,5 @@
-/* Emulator variants: the same CDNA kernels and launch plans as the HIP backend (backends/hip/cdna_plan.c), run
- * on the host by the wave emulator for the context's arch. */
+/* Emulator variants: the same CDNA kernels, launch plans and variant table as the HIP backend
+ * (backends/hip/cdna_plan.h), run on the host by the wave emulator for the context's arch. */
 #include "../hip/cdna_plan.h"
 #include "tiles/emu/emu.h"
 
@@ -21,22 +21,11 @@ static hk_status emu_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream
     return HK_OK;
 }
 
-#define HK_EMU_VARIANT(var, OP, SCHED, vname, desc, ws)                                                       \
-    static hk_status var##_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)      \
-    {                                                                                                          \
-        return hk_cdna_supports(ctx, OP, SCHED, args, why, why_size);                                          \
-    }                                                                                                          \
-    static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, SCHED, args, emu_exec); } \
-    static const hk_variant var = {OP, vname, desc, HK_BACKEND_EMULATOR, "gfx942 gfx950", var##_supports, var##_run, ws, false};
+#define HK_EMU_VARIANT(var, OP, SCHED, name, desc, ws)                                                         \
+    HK_CDNA_VARIANT_BODIES(emu_##var, OP, SCHED, emu_exec)                                                     \
+    static const hk_variant emu_##var = {OP, "emulator." name, desc, HK_BACKEND_EMULATOR, "gfx942 gfx950",      \
+                                         emu_##var##_supports, emu_##var##_run, ws, false};
+HK_CDNA_VARIANTS(HK_EMU_VARIANT)
 
-HK_EMU_VARIANT(emu_rotary, HK_OP_ROTARY, 0, "emulator.rotary", "hip.rotary's kernel under the wave emulator", NULL)
-HK_EMU_VARIANT(emu_ln, HK_OP_LN_FUSED, 0, "emulator.ln_fused", "hip.ln_fused's kernels under the wave emulator", NULL)
-HK_EMU_VARIANT(emu_ln_bwd, HK_OP_LN_FUSED_BWD, 0, "emulator.ln_fused_bwd",
-               "hip.ln_fused_bwd's kernels under the wave emulator", hk_cdna_ln_bwd_workspace)
-HK_EMU_VARIANT(emu_gemm_pp, HK_OP_GEMM, HK_CDNA_GEMM_PINGPONG, "emulator.gemm.pingpong256",
-               "hip.gemm.pingpong256's kernels under the wave emulator (8 XCDs)", NULL)
-HK_EMU_VARIANT(emu_gemm_il, HK_OP_GEMM, HK_CDNA_GEMM_INTERLEAVED, "emulator.gemm.interleaved128",
-               "hip.gemm.interleaved128's kernels under the wave emulator (8 XCDs)", NULL)
-
-HK_INTERNAL const hk_variant *const hk_emulator_variants[] = {&emu_rotary, &emu_ln, &emu_ln_bwd, &emu_gemm_pp,
-                                                              &emu_gemm_il, NULL};
+#define HK_EMU_VARIANT_REF(var, OP, SCHED, name, desc, ws) &emu_##var,
+HK_INTERNAL const hk_variant *const hk_emulator_variants[] = {HK_CDNA_VARIANTS(HK_EMU_VARIANT_REF) NULL};

@@ -66,8 +66,8 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     p->position_offset = a->position_offset;
     p->table_positions = a->table_positions;
     p->tokens = (int32_t)tokens;
-    p->seqlen = (int32_t)a->seqlen;
-    p->heads = (int32_t)a->heads;
+    p->seqlen = a->seqlen;
+    p->heads = a->heads;
     p->rotary_dim = (int32_t)a->rotary_dim;
     p->rot_units = (int32_t)rot_units;
     p->copy_units = (int32_t)copy_units;

@@ -37,4 +37,38 @@ HK_INTERNAL hk_status hk_cdna_supports(const hk_context *ctx, hk_op op, int sche
                                        size_t why_size);
 HK_INTERNAL hk_status hk_cdna_run(hk_context *ctx, hk_op op, int schedule, const void *args, hk_cdna_exec exec);
 
+/* The CDNA variants, the one table of both backends (backends/hip/variants.c on GPUs, backends/emulator/variants.c
+ * under the wave emulator, each naming them "<backend>.<name>"), in preference order within each op:
+ * X(var, op, schedule, name, description, workspace). GEMM: the ping-pong kernels first (large problems), then the
+ * 4-wave ones (everything else). */
+#define HK_CDNA_GEMM_COVERS                                                                                       \
+    "bf16 in (both archs), fp8 in (e4m3fnuz on gfx942, OCP e4m3 on gfx950, per-tensor scales); bf16/f16/f32 out; "  \
+    "all transposes; alpha/beta, C aliasing D; any M, N, K"
+#define HK_CDNA_VARIANTS(X)                                                                                      \
+    X(rotary, HK_OP_ROTARY, 0, "rotary",                                                                         \
+      "one thread per 16-byte unit of rotated pairs (element-wise when unaligned); HALF/INTERLEAVED, "           \
+      "partial rotary_dim, position ids (clamped), in place; fp32 or activation-dtype tables", NULL)             \
+    X(ln, HK_OP_LN_FUSED, 0, "ln_fused",                                                                         \
+      "row in registers over 1-16 waves, 16-byte buffer loads, fp32 statistics, Philox dropout (packed keep "    \
+      "mask out); cols <= 65536 bf16/f16, 32768 f32 (8192 unaligned)", NULL)                                     \
+    X(ln_bwd, HK_OP_LN_FUSED_BWD, 0, "ln_fused_bwd",                                                             \
+      "row in registers, dgamma/dbeta from per-slot partials summed in slot order (deterministic), a given "     \
+      "dropout mask read instead of Philox; cols <= 16384 bf16/f16, 8192 f32 (2048 unaligned)",                 \
+      hk_cdna_ln_bwd_workspace)                                                                                  \
+    X(gemm_pp, HK_OP_GEMM, HK_CDNA_GEMM_PINGPONG, "gemm.pingpong256",                                            \
+      "8 waves, 256x256 macro tile in two ping-pong groups (MFMA vs memory phases), double-buffered LDS, "       \
+      "XCD-aware tile order; " HK_CDNA_GEMM_COVERS "; needs M, N >= 256, enough tiles for half the CUs and "     \
+      "16-byte aligned operands", NULL)                                                                          \
+    X(gemm_il, HK_OP_GEMM, HK_CDNA_GEMM_INTERLEAVED, "gemm.interleaved128",                                      \
+      "4 waves, 128x128 macro tile, loads and MFMA interleaved, double-buffered LDS; " HK_CDNA_GEMM_COVERS       \
+      "; unaligned operands element by element", NULL)
+
+/* One backend's supports()/run() of a table entry, as hk_variant wants them, running launches through exec. */
+#define HK_CDNA_VARIANT_BODIES(var, OP, SCHED, exec)                                                             \
+    static hk_status var##_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)      \
+    {                                                                                                          \
+        return hk_cdna_supports(ctx, OP, SCHED, args, why, why_size);                                          \
+    }                                                                                                          \
+    static hk_status var##_run(hk_context *ctx, const void *args) { return hk_cdna_run(ctx, OP, SCHED, args, exec); }
+
 #endif

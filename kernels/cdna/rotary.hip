@@ -60,7 +60,7 @@ HK_DEV void load_angles(float (&c)[N], float (&s)[N], const hk_rotary_params &p,
 
 template <typename T, typename Tab, int V> HK_DEV void rotary(const hk_rotary_params &p)
 {
-    const int per_head = p.rot_units + p.copy_units, per_token = p.heads * per_head;
+    const int per_head = p.rot_units + p.copy_units, per_token = (int)p.heads * per_head;
     const int half = p.rotary_dim / 2;
     const int64_t tok0 = (int64_t)block_x() * p.tokens_per_block;
     const int work = p.tokens_per_block * per_token, nthreads = num_warps() * kWarpLanes;

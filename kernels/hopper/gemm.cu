@@ -36,33 +36,6 @@ namespace hk::hopper {
 
 using gemm_params = hk_gemm_params;
 
-#ifdef HK_GEMM_TRACE
-/* The harness's trace build (bench/gemm_harness.cu, HK_BENCH_TRACE): per CTA of one-unit shapes, the global timer at
- * its start (past the dependency wait), at its last k-block's end (consumer 0), at its exit and when its first k-block
- * landed, its SM, and the SM's cycle counter when the first k-block landed and at the last one's end (cycles over
- * nanoseconds: the clock the k-loop ran at); per CTA of a pooled sum, its start (past the dependency wait) and its end.
- * Persistent CTAs of several units: the k-loop stamps are their last unit's, and column 7 the first unit's first
- * k-block landing. */
-__device__ unsigned long long gemm_trace[8192][8], gemm_sum_trace[16384][2];
-__device__ __forceinline__ void gemm_trace_at(int what)
-{
-    if (what == 0) gemm_trace[block_x() % 8192][3] = sm_id();
-    if (what == 4 || what == 1) gemm_trace[block_x() % 8192][what == 4 ? 5 : 6] = sm_cycles();
-    gemm_trace[block_x() % 8192][what] = global_timer();
-}
-#define HK_GEMM_TRACE_AT(what, who)                                                                                    \
-    do {                                                                                                               \
-        if (thread() == (who)) gemm_trace_at(what);                                                                    \
-    } while (0)
-#define HK_GEMM_SUM_TRACE_AT(what)                                                                                     \
-    do {                                                                                                               \
-        if (thread() == 0) gemm_sum_trace[block_x() % 16384][what] = global_timer();                                   \
-    } while (0)
-#else
-#define HK_GEMM_TRACE_AT(what, who) do {} while (0)
-#define HK_GEMM_SUM_TRACE_AT(what) do {} while (0)
-#endif
-
 /* A launch shape of gemm.h, and the shared-memory layout it implies (A and B stages of 128-byte rows). */
 template <int BM, int BN, int STAGES, int CLUSTER, bool PERSIST, bool SWAP, bool POOL = false, bool ACC32 = false>
 struct gemm_shape {
@@ -108,7 +81,7 @@ __host__ __device__ __forceinline__ int gemm_quot(int n, int d, float rcp, int &
 /* Tile t of the persistent walk: groups of group_m tile rows, column-major inside a group, so the CTAs running at
  * once share A rows and B columns in L2. The divisors and their reciprocals come with the parameters
  * (hk_gemm_set_walk): as run-time signed divisions, the walk cost ~130 instructions per unit on every consumer warp,
- * between a tile's epilogue and the next one's first k-block (bench/NOTES.md, twenty-fifth session). (Host too: the
+ * between a tile's epilogue and the next one's first k-block. (Host too: the
  * harness's trace names CTAs' tiles.) */
 __host__ __device__ __forceinline__ void gemm_tile(int t, int tiles_m, const gemm_params &p, int &tm, int &tn)
 {
@@ -311,7 +284,7 @@ __device__ __forceinline__ void gemm_stage_packed(const gemm_packed<TO, BN> &in,
  * (conflict-free); TMA clips each box to m x n (exactly, because the host picks TMA stores only when n fills
  * whole 16-byte groups). Registers [r0, r1) only. The tail is one more box of exactly its width through map_t,
  * unswizzled (rows of tail * sizeof(TO) bytes), since a whole-chunk box would overwrite the next tile (from
- * registers they cost 5-10%: bench/NOTES.md run 11). */
+ * registers they cost 5-10%). */
 template <class TO, int BN, int Bufs>
 __device__ __forceinline__ void gemm_epilogue_tma(accum_64xN<BN> &acc, const gemm_params &p, const CUtensorMap *map_d,
                                                   const CUtensorMap *map_t, uint8_t *stage, int slab, int row0, int col0,
@@ -511,7 +484,6 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     const int row0 = tm * S::bm + slab * 64, col0 = gemm_col0(tn, S::bn, p);
     if (row0 >= p.m) return; /* its warpgroup had no rows and parked nothing */
     grid_dependency_wait();
-    HK_GEMM_SUM_TRACE_AT(0);
     grid_dependents_launch();
     const float *slot = static_cast<const float *>(p.workspace) + (int64_t)tile * p.split * slot_floats +
                         (strip * threads + slab * 128 + thread()) * 4;
@@ -534,7 +506,6 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
         const int r = 4 * strip + j, row = row0 + acc_t::row(r, ln, wp), col = col0 + acc_t::col(r, ln);
         if (row < p.m && col < p.n) gemm_store_pair<TO, false>(p, row, col, sum.v[j], sum.v[j + 1]);
     }
-    HK_GEMM_SUM_TRACE_AT(1);
 }
 
 /* T: input element (bf16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
@@ -579,7 +550,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * previous kernel of the stream still runs: the setup above overlaps it, and every thread waits here for
      * its completion before the first access of A, B, C or D (TMA loads, C reads, D stores). */
     grid_dependency_wait();
-    HK_GEMM_TRACE_AT(0, 0);
 
     const int tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, count = tiles_m * tiles_n;
     const int kblocks = (p.k + bk - 1) / bk;
@@ -587,7 +557,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * grid-strided; the others take one each, the block's index. In clusters, part u % split of tile u / split, so
      * that a cluster's two CTAs share a tile when split is 2; they meet in distributed shared memory. Pooled, part
      * u / count of tile u % count: the CTAs launched together then stream the same k-blocks of A and B, which
-     * halves the time of their loads against a tile's parts side by side (bench/NOTES.md, eighteenth session);
+     * halves the time of their loads against a tile's parts side by side;
      * they meet in the workspace. */
     const int split = S::cluster == 2 || S::pool ? p.split : 1, units = count * split;
     const int first = block_x(), step = S::persist ? grid_dim_x() : units;
@@ -690,8 +660,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
      * one per k-block of the next unit, so the CTAs' stores do not all meet their next tiles' loads at every round's
      * end. They are staged a buffer's worth at a time: the first batch while that unit's first k-block multiplies
      * (PF128: before its k-loop, since its two k-block products take those registers), P256's second once the
-     * first has been read. Other widths do without: on P96, P128 and P192 they cost 1-5% (bench/NOTES.md, twenty-fourth
-     * to twenty-eighth sessions). */
+     * first has been read. Other widths do without: on P96, P128 and P192 they cost 1-5%. */
     using pieces = gemm_pieces<TO, bn>;
     constexpr int batch = pieces::count < S::epi_bufs ? pieces::count : S::epi_bufs;
     constexpr bool lazy = (S::acc32 || (S::persist && !S::swap && bn == 256)) && sizeof(TO) == 2 && pieces::tail == 0 &&
@@ -740,8 +709,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     bool live = false;
     int kb0, kb1;
     /* The next unit is located while this one's first k-block multiplies: between the epilogue and the next k-loop its
-     * divisions (all consumer warps at once) held the tensor cores idle ~1300 cycles per tile (H200 trace,
-     * bench/NOTES.md, twenty-fifth session). Persistent shapes with accumulators of up to 128 registers and, for fp8,
+     * divisions (all consumer warps at once) held the tensor cores idle ~1300 cycles per tile (H200 trace).
+     * Persistent shapes with accumulators of up to 128 registers and, for fp8,
      * two consumers: with three (setmaxnreg 160) the fp32-accumulated path lost 1% (with run-time divisions 10%:
      * the located unit took the uniform registers of its wgmma descriptors), and P320's 160 accumulator registers
      * leave none to carry it (ptxas then waits on the wgmma). Those kernels compile to the plain loop below, and a
@@ -830,10 +799,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
         } else {
             for (int kb = kb0; kb < kb1; ++kb) {
                 full[s].wait(phase);
-                if (kb == kb0) {
-                    HK_GEMM_TRACE_AT(4, 128);
-                    if (i == 0) HK_GEMM_TRACE_AT(7, 128);
-                }
                 const uint8_t *sa = smem + s * S::stage_bytes;
                 wgmma_kblock<T, A_MN, B_MN, b_swizzle>(acc, sa + slab * 8192, sa + S::a_bytes);
                 if constexpr (locate_early) {
@@ -854,7 +819,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
             reg_fence(acc.v);
             if (prev >= 0) release(prev);
         }
-        HK_GEMM_TRACE_AT(1, 128);
         if constexpr (S::pool) {
             if (pooled) {
                 gemm_pooled_park<bn, 128 * S::consumers>(acc, p, tile, part);
@@ -909,7 +873,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
     /* the staging buffers outlive the stores' reads; the grid's completion covers their writes (PDL dependents and
      * the stream see D whole), so the CTA need not wait for those */
     if (p.tma_store && thread() % 128 == 0) tma_store_wait_read<0>();
-    HK_GEMM_TRACE_AT(2, 128);
 }
 
 } // namespace hk::hopper

@@ -221,7 +221,7 @@ HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&
 }
 
 // Segments of TPR threads take rows, a block per group of rows. (Persistent blocks that load the next row
-// before normalising the current one ran 15-45% slower on the H200: bench/NOTES.md.)
+// before normalising the current one ran 15-45% slower on the H200)
 template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
@@ -304,7 +304,7 @@ template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
 
 // What a backward call loads besides dy and z, as compile-time flags: each combination is its own instantiation
 // of the row loop, so a row held in registers holds only what that call loads (a dz_extra vector kept for every
-// row whether used or not cost D1024 a spilled register: bench/NOTES.md run 13).
+// row whether used or not cost D1024 a spilled register).
 template <bool Extra, bool Mask> struct bwd_inputs {
     static constexpr bool extra = Extra; // dz_extra
     static constexpr bool mask = Mask;   // the stored dropout mask (else Philox, or no dropout)
@@ -503,7 +503,7 @@ HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&
 // next rows' loads in flight while a row is reduced; they differ in where those rows wait.
 
 // Prefetch form: the next group's row waits in registers. Best where a thread holds few vectors of a row
-// (narrow rows, 3 blocks per SM; bench/NOTES.md run 6).
+// (narrow rows, 3 blocks per SM).
 template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_prefetch(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
@@ -664,7 +664,7 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
 // ---------------------------------------------------------------- kernels
 
 // The forward is one-shot: HK_LN_FWD_THREADS_PER_SM resident threads (a 64-register cap, 4 blocks of 256) keep
-// more rows in flight than the compiler's free choice (66-80 registers, 3 blocks; bench/NOTES.md run 4).
+// more rows in flight than the compiler's free choice (66-80 registers, 3 blocks).
 #define HK_LN_FWD_THREADS_PER_SM 1024
 #define HK_LN_BLOCK(TPR) (TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK)
 #define HK_LN_FWD(T, NAME, TPR, NV)                                                                            \

@@ -19,13 +19,12 @@
  * is persistent: X(TPR, NV, MINB, STAGES) is built for MINB resident blocks per SM (__launch_bounds__), and the
  * host launches multiprocessors * MINB blocks. STAGES 0: the next row waits in registers (prefetch form); else
  * the rows ahead wait in up to STAGES shared-memory stages (staged form), which the wide rows prefer
- * (bench/NOTES.md run 6: D4096 t256_n2 staged 71% of copy vs 65% for t512_n1 prefetch; D1024 prefetch 72%
+ * (on the H200: D4096 t256_n2 staged 71% of copy vs 65% for t512_n1 prefetch; D1024 prefetch 72%
  * vs 57% staged). fp32 rows hold twice the registers per element: their prefetch forms run 2 blocks per SM
  * (at 3 they spilled 0.8 KB and ran 11-14 points slower). Staged kernels whose held values would fill their
  * register budget form xhat again in pass 2 instead of holding it: 2-byte rows of 4097-8191 columns on two
  * blocks of 256 x 4 vectors per SM (the host's pick between equal capacities), rows past 8192 on 512 threads x
- * 4 (2-byte) or 8 (fp32) vectors (1024-thread blocks spilled 1.5-5.7 KB at their 64-register cap;
- * bench/NOTES.md, seventh session). */
+ * 4 (2-byte) or 8 (fp32) vectors (1024-thread blocks spilled 1.5-5.7 KB at their 64-register cap). */
 #define HK_LN_BWD_CONFIGS_2BYTE(X) \
     X(32, 1, 3, 0) X(64, 1, 3, 0) X(128, 1, 3, 0) X(256, 1, 3, 0) X(256, 2, 2, 2) X(256, 4, 2, 2) X(512, 2, 1, 2) X(512, 4, 1, 2)
 #define HK_LN_BWD_CONFIGS_4BYTE(X) \

@@ -335,6 +335,14 @@ int main(void)
     }
     cpu_ctx.kind = TH_CPU;
     snprintf(cpu_ctx.label, sizeof cpu_ctx.label, "cpu");
+    hk_context *gpu = NULL;
+    if (hk_context_create(NULL, &gpu) != HK_OK || hk_context_backend(gpu) != HK_BACKEND_CUDA) {
+        printf("no CUDA device: every case skipped\n");
+        hk_context_destroy(gpu);
+        hk_context_destroy(cpu_ctx.ctx);
+        return 77; /* meson's exit code for a skipped test */
+    }
+    hk_context_destroy(gpu);
     th_open_contexts();
     for (size_t i = 0; i < sizeof fwd_cases / sizeof fwd_cases[0]; ++i)
         th_add(fwd_cases[i].name, run_fwd, &fwd_cases[i], TH_GPU);

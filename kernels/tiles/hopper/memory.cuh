@@ -48,8 +48,8 @@ template <typename T, int N> HK_DEV void store_vec(T *p, const vec<T, N> &v, cac
     __stcs(reinterpret_cast<detail::raw_t<T, N> *>(p), *reinterpret_cast<const detail::raw_t<T, N> *>(&v));
 }
 
-/* Nanoseconds of the global timer (one clock for every SM), the SM's own cycle count (over those nanoseconds: the
- * clock it ran at), and the SM a thread runs on: for tracing. */
+/* Nanoseconds of the global timer (one clock for every SM) and the SM's own cycle count (over those nanoseconds: the
+ * clock it ran at): for the timing probes of the lab's tools; no library kernel reads them. */
 HK_DEV unsigned long long global_timer()
 {
     unsigned long long t;
@@ -57,12 +57,6 @@ HK_DEV unsigned long long global_timer()
     return t;
 }
 HK_DEV unsigned long long sm_cycles() { return clock64(); }
-HK_DEV unsigned sm_id()
-{
-    unsigned sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    return sm;
-}
 
 /* Vector <-> fp32. bf16 pairs widen from one 32-bit word with a shift and a mask; bf16 and f16 pairs narrow
  * with one conversion instruction (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). */

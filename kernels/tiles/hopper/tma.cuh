@@ -65,7 +65,7 @@ __device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t byte)
 
 /* Store the box at (x, y) from src (1024-byte aligned); out-of-bounds rows are not written, but along the
  * inner dimension the H200 clips only to 16-byte groups (a ragged edge inside a group is written up to the
- * group's end: bench/NOTES.md GEMM run 12). Completion is tracked per issuing thread with bulk groups. */
+ * group's end). Completion is tracked per issuing thread with bulk groups. */
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int32_t x, int32_t y)
 {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
