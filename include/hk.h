@@ -223,12 +223,15 @@ HK_API hk_status hk_gemm_workspace_size(hk_context *ctx, const hk_gemm_args *arg
  * Since 1.3 (each zero keeps the 1.2 behaviour):
  * - window != 0: a sliding window (FlashAttention's window_size). With off = seqlen_k - seqlen_q of the row's
  *   sequence, query i sees key j iff i + off - window_left <= j <= i + off + window_right; a negative
- *   window_left or window_right leaves that side unbounded. With causal the right edge is the causal one
- *   (window_right is then min(window_right, 0), a negative one counting as 0).
+ *   window_left or window_right leaves that side unbounded (any values are valid). With causal the right edge
+ *   is the causal one (window_right is then min(window_right, 0), a negative one counting as 0). A row whose
+ *   window holds no key outputs zeros and LSE = -inf, as with causal.
  * - softcap > 0: the scaled scores s go through softcap * tanh(s / softcap) before the softmax (Gemma 2);
- *   lse is taken over the capped scores. Must be finite and >= 0.
+ *   lse is taken over the capped scores, and the backward's dS passes through the cap's derivative
+ *   1 - tanh^2(s / softcap). Must be finite and >= 0.
  * - head_dim_v > 0: V and O (and dV, dO in the backward) have head_dim_v features instead of head_dim
- *   (DeepSeek's 192 / 128); Q and K keep head_dim. The default softmax_scale stays 1 / sqrt(head_dim). */
+ *   (DeepSeek's 192 / 128); Q and K keep head_dim. The default softmax_scale stays 1 / sqrt(head_dim).
+ *   Must be >= 0. */
 typedef struct hk_attn_fwd_args {
     size_t struct_size;
     hk_dtype dtype; /* BF16 or F16 (F32 on the CPU) */

@@ -247,61 +247,98 @@ static hk_status check_attn_shape(const char *op, hk_dtype dtype, const attn_sha
     return HK_OK;
 }
 
-/* Resolve a {batch, seq, head} stride triple (zeros: contiguous) and check the tensor's layout. */
+/* The 1.3 fields: softcap finite and >= 0, head_dim_v resolved (0: head_dim), and the window in its normalised
+ * form (internal.h). The bounds are per-sequence offsets, so any int64 is valid; comparisons against the maxima
+ * keep every later sum within int64. */
+static hk_status check_attn_extras(const char *op, const attn_shape *s, int *causal, int *window, int64_t *left,
+                                   int64_t *right, float softcap, int64_t *head_dim_v)
+{
+    if (!isfinite(softcap) || softcap < 0.0f)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: softcap %g must be finite and >= 0 (0: no cap)", op, softcap);
+    hk_status st = check_size(op, "head_dim_v", *head_dim_v, 0);
+    if (st)
+        return st;
+    if (*head_dim_v == 0)
+        *head_dim_v = s->head_dim;
+    /* A side is unbounded when negative, or wide enough that no row of any sequence is cut by it: the last query
+     * sits at seqlen_k - 1 on the key axis, the first at seqlen_k - seqlen_q, so a left bound >= seqlen_k or a right
+     * bound >= seqlen_q reaches past every edge. */
+    if (!*window || *left < 0 || *left >= s->seqlen_k)
+        *left = -1;
+    if (!*window || *right < 0 || *right >= s->seqlen_q)
+        *right = -1;
+    *causal = *causal != 0;
+    if (*window && *causal)
+        *right = 0; /* the causal edge */
+    /* A window whose only edge is the causal one is the causal mask; one that cuts nothing is no window. */
+    if (*window && *left < 0 && *right == 0)
+        *causal = 1;
+    *window = *left >= 0 || (*right >= 0 && !*causal);
+    if (!*window)
+        *left = *right = -1;
+    return HK_OK;
+}
+
+/* Resolve a {batch, seq, head} stride triple (zeros: contiguous) over rows of `row` features and check the
+ * tensor's layout. */
 static hk_status attn_tensor(const char *op, const char *name, const void *p, int64_t stride[3], const attn_shape *s,
-                             int64_t seqlen, int64_t heads, hk_dtype dtype, bool needed)
+                             int64_t seqlen, int64_t heads, int64_t row, hk_dtype dtype, bool needed)
 {
     size_t elem = hk_dtype_size(dtype);
     hk_status st;
     if (stride[0] == 0 && stride[1] == 0 && stride[2] == 0 &&
-        (st = contiguous_strides(op, name, stride, seqlen, heads, s->head_dim, !s->varlen)))
+        (st = contiguous_strides(op, name, stride, seqlen, heads, row, !s->varlen)))
         return st;
     bool empty = s->batch == 0 || seqlen == 0;
     st = check_pointer(op, name, p, elem, needed && !empty);
     if (st != HK_OK || !p || empty)
         return st;
     int64_t sizes[3] = {s->varlen ? 1 : s->batch, seqlen, heads};
-    return check_layout(op, name, 3, sizes, stride, s->head_dim, elem);
+    return check_layout(op, name, 3, sizes, stride, row, elem);
 }
 
 hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *a)
 {
     const char *op = "attn_fwd";
-    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
+    /* libhk 1.2's struct ended before window */
+    hk_status st = copy_args(op, in, a, offsetof(hk_attn_fwd_args, window), sizeof *a);
     if (st != HK_OK)
         return st;
     attn_shape s = {a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim, a->cu_seqlens_q != NULL};
     if ((st = check_attn_shape(op, a->dtype, &s, &a->softmax_scale, a->cu_seqlens_q, a->cu_seqlens_k)) ||
-        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
-        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
-        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
-        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
+        (st = check_attn_extras(op, &s, &a->causal, &a->window, &a->window_left, &a->window_right, a->softcap,
+                                &a->head_dim_v)) ||
+        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
         (st = check_pointer(op, "lse", a->lse, sizeof(float), a->lse != NULL)))
         return st;
-    a->causal = a->causal != 0;
     return HK_OK;
 }
 
 hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *a)
 {
     const char *op = "attn_bwd";
-    hk_status st = copy_args(op, in, a, sizeof *a, sizeof *a);
+    /* libhk 1.2's struct ended before window */
+    hk_status st = copy_args(op, in, a, offsetof(hk_attn_bwd_args, window), sizeof *a);
     if (st != HK_OK)
         return st;
     attn_shape s = {a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim, a->cu_seqlens_q != NULL};
     bool rows = s.batch > 0 && s.seqlen_q > 0;
     if ((st = check_attn_shape(op, a->dtype, &s, &a->softmax_scale, a->cu_seqlens_q, a->cu_seqlens_k)) ||
-        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
-        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
-        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
-        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
-        (st = attn_tensor(op, "d_o", a->d_o, a->do_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
-        (st = attn_tensor(op, "dq", a->dq, a->dq_stride, &s, s.seqlen_q, s.heads_q, a->dtype, true)) ||
-        (st = attn_tensor(op, "dk", a->dk, a->dk_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
-        (st = attn_tensor(op, "dv", a->dv, a->dv_stride, &s, s.seqlen_k, s.heads_kv, a->dtype, true)) ||
+        (st = check_attn_extras(op, &s, &a->causal, &a->window, &a->window_left, &a->window_right, a->softcap,
+                                &a->head_dim_v)) ||
+        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "d_o", a->d_o, a->do_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "dq", a->dq, a->dq_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "dk", a->dk, a->dk_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "dv", a->dv, a->dv_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
         (st = check_pointer(op, "lse", a->lse, sizeof(float), rows)))
         return st;
-    a->causal = a->causal != 0;
     a->deterministic = a->deterministic != 0;
     return HK_OK;
 }

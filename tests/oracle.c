@@ -169,10 +169,27 @@ void orc_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, co
 
 /* ---------------------------------------------------------------- attention */
 
-/* Scaled scores of query token tq (sequence-local row i of sq) against the sequence's keys; masked keys get
- * -inf. Returns the row maximum (-inf when nothing is visible). */
+static int64_t orc_head_dim_v(const orc_attn *p) { return p->head_dim_v ? p->head_dim_v : p->head_dim; }
+
+/* Does row i (of sq) see key j (of sk)? */
+static int orc_visible(const orc_attn *p, int64_t i, int64_t j, int64_t sq, int64_t sk)
+{
+    int64_t diag = i + sk - sq;
+    if (p->causal && j > diag)
+        return 0;
+    /* distances from the diagonal, so that bounds up to INT64_MAX cannot overflow */
+    if (p->window && p->window_left >= 0 && diag - j > p->window_left)
+        return 0;
+    if (p->window && p->window_right >= 0 && j - diag > p->window_right)
+        return 0;
+    return 1;
+}
+
+/* Scores of query row i of sequence s, head h, against the sequence's keys, as the softmax sees them (scaled,
+ * then capped); masked keys get -inf. slope (may be NULL) gets d score / d scaled score. Returns the row
+ * maximum (-inf when nothing is visible). */
 static double orc_scores(const orc_attn *p, const double *q, const double *k, int64_t s, int64_t i, int64_t h,
-                         double *row)
+                         double *row, double *slope)
 {
     int64_t D = p->head_dim, Hq = p->heads_q, Hkv = p->heads_kv;
     int64_t q0 = p->cu_q[s], k0 = p->cu_k[s];
@@ -180,7 +197,9 @@ static double orc_scores(const orc_attn *p, const double *q, const double *k, in
     int64_t kvh = h / (Hq / Hkv);
     double mx = -INFINITY;
     for (int64_t j = 0; j < sk; ++j) {
-        if (p->causal && j > i + sk - sq) {
+        if (slope)
+            slope[j] = 0;
+        if (!orc_visible(p, i, j, sq, sk)) {
             row[j] = -INFINITY;
             continue;
         }
@@ -189,6 +208,14 @@ static double orc_scores(const orc_attn *p, const double *q, const double *k, in
         for (int64_t d = 0; d < D; ++d)
             dot += qi[d] * kj[d];
         row[j] = dot * p->scale;
+        if (slope)
+            slope[j] = 1;
+        if (p->softcap > 0) {
+            double t = tanh(row[j] / p->softcap);
+            row[j] = p->softcap * t;
+            if (slope)
+                slope[j] = 1 - t * t;
+        }
         if (row[j] > mx)
             mx = row[j];
     }
@@ -224,7 +251,7 @@ static double orc_softmax(double *row, int64_t n, double mx)
 
 void orc_attn_fwd(const orc_attn *p, const double *q, const double *k, const double *v, double *o, double *lse)
 {
-    int64_t D = p->head_dim, Hq = p->heads_q, Hkv = p->heads_kv;
+    int64_t DV = orc_head_dim_v(p), Hq = p->heads_q, Hkv = p->heads_kv;
     double *row = malloc(sizeof(double) * (size_t)orc_max_seqlen_k(p));
     for (int64_t s = 0; s < p->batch; ++s) {
         int64_t q0 = p->cu_q[s], k0 = p->cu_k[s];
@@ -232,13 +259,14 @@ void orc_attn_fwd(const orc_attn *p, const double *q, const double *k, const dou
         for (int64_t h = 0; h < Hq; ++h) {
             int64_t kvh = h / (Hq / Hkv);
             for (int64_t i = 0; i < sq; ++i) {
-                double l = orc_softmax(row, sk, orc_scores(p, q, k, s, i, h, row));
-                double *oi = o + ((q0 + i) * Hq + h) * D;
-                for (int64_t d = 0; d < D; ++d) {
-                    double acc = 0;
-                    for (int64_t j = 0; j < sk; ++j)
-                        acc += row[j] * v[((k0 + j) * Hkv + kvh) * D + d];
-                    oi[d] = acc;
+                double l = orc_softmax(row, sk, orc_scores(p, q, k, s, i, h, row, NULL));
+                double *oi = o + ((q0 + i) * Hq + h) * DV;
+                for (int64_t d = 0; d < DV; ++d)
+                    oi[d] = 0;
+                for (int64_t j = 0; j < sk; ++j) {
+                    const double *vj = v + ((k0 + j) * Hkv + kvh) * DV;
+                    for (int64_t d = 0; d < DV && row[j] != 0; ++d)
+                        oi[d] += row[j] * vj[d];
                 }
                 if (lse)
                     lse[(q0 + i) * Hq + h] = l;
@@ -251,54 +279,58 @@ void orc_attn_fwd(const orc_attn *p, const double *q, const double *k, const dou
 void orc_attn_bwd(const orc_attn *p, const double *q, const double *k, const double *v, const double *o,
                   const double *d_o, double *dq, double *dk, double *dv)
 {
-    int64_t D = p->head_dim, Hq = p->heads_q, Hkv = p->heads_kv;
+    int64_t D = p->head_dim, DV = orc_head_dim_v(p), Hq = p->heads_q, Hkv = p->heads_kv;
     int64_t total_q = p->cu_q[p->batch], total_k = p->cu_k[p->batch];
     memset(dq, 0, sizeof(double) * (size_t)(total_q * Hq * D));
     memset(dk, 0, sizeof(double) * (size_t)(total_k * Hkv * D));
-    memset(dv, 0, sizeof(double) * (size_t)(total_k * Hkv * D));
+    memset(dv, 0, sizeof(double) * (size_t)(total_k * Hkv * DV));
     int64_t msk = orc_max_seqlen_k(p);
     double *row = malloc(sizeof(double) * (size_t)msk), *dp = malloc(sizeof(double) * (size_t)msk);
+    double *slope = malloc(sizeof(double) * (size_t)msk);
     for (int64_t s = 0; s < p->batch; ++s) {
         int64_t q0 = p->cu_q[s], k0 = p->cu_k[s];
         int64_t sq = p->cu_q[s + 1] - q0, sk = p->cu_k[s + 1] - k0;
         for (int64_t h = 0; h < Hq; ++h) {
             int64_t kvh = h / (Hq / Hkv);
             for (int64_t i = 0; i < sq; ++i) {
-                orc_softmax(row, sk, orc_scores(p, q, k, s, i, h, row));
-                const double *doi = d_o + ((q0 + i) * Hq + h) * D, *qi = q + ((q0 + i) * Hq + h) * D;
+                orc_softmax(row, sk, orc_scores(p, q, k, s, i, h, row, slope));
+                const double *doi = d_o + ((q0 + i) * Hq + h) * DV, *qi = q + ((q0 + i) * Hq + h) * D;
                 double *dqi = dq + ((q0 + i) * Hq + h) * D;
                 double delta = 0; /* sum_j P dP = dO . O */
                 for (int64_t j = 0; j < sk; ++j) {
-                    const double *vj = v + ((k0 + j) * Hkv + kvh) * D;
+                    const double *vj = v + ((k0 + j) * Hkv + kvh) * DV;
                     double acc = 0;
-                    for (int64_t d = 0; d < D; ++d)
+                    for (int64_t d = 0; d < DV && row[j] != 0; ++d) /* masked keys add nothing */
                         acc += doi[d] * vj[d];
                     dp[j] = acc;
                     delta += row[j] * acc;
                 }
                 if (o) {
-                    const double *oi = o + ((q0 + i) * Hq + h) * D;
+                    const double *oi = o + ((q0 + i) * Hq + h) * DV;
                     delta = 0;
-                    for (int64_t d = 0; d < D; ++d)
+                    for (int64_t d = 0; d < DV; ++d)
                         delta += doi[d] * oi[d];
                 }
                 for (int64_t j = 0; j < sk; ++j) {
                     if (row[j] == 0)
                         continue;
-                    double ds = row[j] * (dp[j] - delta) * p->scale;
+                    /* through the softmax, then the cap (chain rule), then the scale */
+                    double ds = row[j] * (dp[j] - delta) * slope[j] * p->scale;
                     const double *kj = k + ((k0 + j) * Hkv + kvh) * D;
-                    double *dkj = dk + ((k0 + j) * Hkv + kvh) * D, *dvj = dv + ((k0 + j) * Hkv + kvh) * D;
+                    double *dkj = dk + ((k0 + j) * Hkv + kvh) * D, *dvj = dv + ((k0 + j) * Hkv + kvh) * DV;
                     for (int64_t d = 0; d < D; ++d) {
                         dqi[d] += ds * kj[d];
                         dkj[d] += ds * qi[d];
-                        dvj[d] += row[j] * doi[d];
                     }
+                    for (int64_t d = 0; d < DV; ++d)
+                        dvj[d] += row[j] * doi[d];
                 }
             }
         }
     }
     free(row);
     free(dp);
+    free(slope);
 }
 
 /* ---------------------------------------------------------------- rotary */

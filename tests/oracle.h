@@ -26,14 +26,22 @@ void orc_gemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, co
 
 /* ---------------------------------------------------------------- attention
  * Sequences are described by offsets into a packed token dimension: sequence s has query tokens
- * [cu_q[s], cu_q[s+1]) and key tokens [cu_k[s], cu_k[s+1]). q, o: [total_q][heads_q][head_dim];
- * k, v: [total_k][heads_kv][head_dim]; lse: [total_q][heads_q]. Causal masking is bottom-right aligned per
- * sequence; a row that sees no key gives o = 0 and lse = -inf. */
+ * [cu_q[s], cu_q[s+1]) and key tokens [cu_k[s], cu_k[s+1]). q: [total_q][heads_q][head_dim];
+ * k: [total_k][heads_kv][head_dim]; v: [total_k][heads_kv][dv]; o: [total_q][heads_q][dv] with dv = head_dim_v
+ * (0: head_dim); lse: [total_q][heads_q]. With off = sk - sq of the sequence, query i sees key j iff
+ * j <= i + off when causal, and, when window != 0, j >= i + off - window_left unless window_left < 0 and
+ * j <= i + off + window_right unless window_right < 0 (hk.h's rules, taken as written: no normalisation).
+ * softcap > 0 maps each scaled score s to softcap * tanh(s / softcap) before the softmax. A row that sees no
+ * key gives o = 0 and lse = -inf. */
 typedef struct orc_attn {
     int64_t batch, heads_q, heads_kv, head_dim;
     const int64_t *cu_q, *cu_k;
     double scale;
     int causal;
+    int window;
+    int64_t window_left, window_right;
+    double softcap;
+    int64_t head_dim_v;
 } orc_attn;
 
 void orc_attn_fwd(const orc_attn *p, const double *q, const double *k, const double *v, double *o, double *lse);

@@ -194,16 +194,50 @@ static void test_gemm_oracle(const th_ctx *c, const void *param)
         assert_true(d[i] == want[i]);
 }
 
-/* Loss sum(dO * O) as a function of one perturbed input. */
+/* Loss sum(dO * O) as a function of one perturbed input; no: the elements of O. */
 static double attn_loss(const orc_attn *p, const double *q, const double *k, const double *v, const double *d_o,
-                        int64_t nq)
+                        int64_t no)
 {
-    double *o = malloc(sizeof(double) * (size_t)nq), loss = 0;
+    double *o = malloc(sizeof(double) * (size_t)no), loss = 0;
     orc_attn_fwd(p, q, k, v, o, NULL);
-    for (int64_t i = 0; i < nq; ++i)
+    for (int64_t i = 0; i < no; ++i)
         loss += o[i] * d_o[i];
     free(o);
     return loss;
+}
+
+/* The oracle's gradients of p against central differences of attn_loss. */
+static void check_attn_gradients(th_rng *rng, const orc_attn *p, const char *what)
+{
+    int64_t tq = p->cu_q[p->batch], tk = p->cu_k[p->batch], dv = p->head_dim_v ? p->head_dim_v : p->head_dim;
+    int64_t nq = tq * p->heads_q * p->head_dim, nk = tk * p->heads_kv * p->head_dim, nv = tk * p->heads_kv * dv;
+    int64_t no = tq * p->heads_q * dv;
+    double *q = malloc(sizeof(double) * (size_t)nq), *k = malloc(sizeof(double) * (size_t)nk);
+    double *v = malloc(sizeof(double) * (size_t)nv), *d_o = malloc(sizeof(double) * (size_t)no);
+    double *dq = malloc(sizeof(double) * (size_t)nq), *dk = malloc(sizeof(double) * (size_t)nk);
+    double *dv_ = malloc(sizeof(double) * (size_t)nv);
+    th_fill_normal(rng, HK_DTYPE_F32, q, nq, 1.5);
+    th_fill_normal(rng, HK_DTYPE_F32, k, nk, 1.0);
+    th_fill_normal(rng, HK_DTYPE_F32, v, nv, 1.0);
+    th_fill_normal(rng, HK_DTYPE_F32, d_o, no, 1.0);
+    orc_attn_bwd(p, q, k, v, NULL, d_o, dq, dk, dv_);
+    double *ins[3] = {q, k, v}, *grads[3] = {dq, dk, dv_};
+    int64_t sizes[3] = {nq, nk, nv};
+    const double h = 1e-6;
+    for (int t = 0; t < 3; ++t)
+        for (int64_t i = 0; i < sizes[t]; ++i) {
+            double keep = ins[t][i];
+            ins[t][i] = keep + h;
+            double up = attn_loss(p, q, k, v, d_o, no);
+            ins[t][i] = keep - h;
+            double down = attn_loss(p, q, k, v, d_o, no);
+            ins[t][i] = keep;
+            double fd = (up - down) / (2 * h);
+            if (fabs(fd - grads[t][i]) > 1e-6 * (1 + fabs(fd)))
+                fail_msg("%s: attention gradient %d[%ld]: oracle %.12g, finite difference %.12g", what, t, (long)i,
+                         grads[t][i], fd);
+        }
+    free(q), free(k), free(v), free(d_o), free(dq), free(dk), free(dv_);
 }
 
 static void test_attn_oracle(const th_ctx *c, const void *param)
@@ -215,46 +249,66 @@ static void test_attn_oracle(const th_ctx *c, const void *param)
      * with 3 queries and 2 keys, query 0 sees nothing */
     {
         int64_t cu_q[2] = {0, 2}, cu_k[2] = {0, 3};
-        orc_attn p = {1, 1, 1, 1, cu_q, cu_k, 1.0, 1};
+        orc_attn p = {.batch = 1, .heads_q = 1, .heads_kv = 1, .head_dim = 1, .cu_q = cu_q, .cu_k = cu_k,
+                      .scale = 1.0, .causal = 1};
         double q[2] = {0, 0}, k[3] = {0, 0, 0}, v[3] = {1, 2, 6}, o[2], lse[2];
         orc_attn_fwd(&p, q, k, v, o, lse);
         assert_true(fabs(o[0] - 1.5) < 1e-15 && fabs(o[1] - 3.0) < 1e-15);
         assert_true(fabs(lse[0] - log(2.0)) < 1e-15 && fabs(lse[1] - log(3.0)) < 1e-15);
         int64_t cu_q3[2] = {0, 3}, cu_k2[2] = {0, 2};
-        orc_attn p3 = {1, 1, 1, 1, cu_q3, cu_k2, 1.0, 1};
+        orc_attn p3 = p;
+        p3.cu_q = cu_q3, p3.cu_k = cu_k2;
         double q3[3] = {0, 0, 0}, o3[3], lse3[3];
         orc_attn_fwd(&p3, q3, k, v, o3, lse3);
         assert_true(o3[0] == 0 && isinf(lse3[0]) && lse3[0] < 0);
         assert_true(fabs(o3[1] - 1.0) < 1e-15 && fabs(o3[2] - 1.5) < 1e-15);
     }
+    /* windows on 3 queries x 4 keys (off = 1, so query i is aligned with key i + 1); equal scores make each
+     * output the mean of the values it sees */
+    {
+        int64_t cu_q[2] = {0, 3}, cu_k[2] = {0, 4};
+        double q[3] = {0, 0, 0}, k[4] = {0, 0, 0, 0}, v[4] = {1, 2, 4, 8}, o[3], lse[3];
+        orc_attn p = {.batch = 1, .heads_q = 1, .heads_kv = 1, .head_dim = 1, .cu_q = cu_q, .cu_k = cu_k,
+                      .scale = 1.0, .window = 1, .window_left = 1, .window_right = -1};
+        orc_attn_fwd(&p, q, k, v, o, lse); /* left only: keys [i, 4) */
+        assert_true(fabs(o[0] - 15.0 / 4) < 1e-15 && fabs(o[1] - 14.0 / 3) < 1e-15 && fabs(o[2] - 6.0) < 1e-15);
+        assert_true(fabs(lse[0] - log(4.0)) < 1e-15 && fabs(lse[2] - log(2.0)) < 1e-15);
+        p.window_left = 0, p.window_right = 1; /* both sides: keys [i + 1, i + 2] */
+        orc_attn_fwd(&p, q, k, v, o, lse);
+        assert_true(fabs(o[0] - 3.0) < 1e-15 && fabs(o[1] - 6.0) < 1e-15 && fabs(o[2] - 8.0) < 1e-15);
+        p.window_left = 1, p.window_right = 5, p.causal = 1; /* causal cuts the right: keys [i, i + 1] */
+        orc_attn_fwd(&p, q, k, v, o, lse);
+        assert_true(fabs(o[0] - 1.5) < 1e-15 && fabs(o[1] - 3.0) < 1e-15 && fabs(o[2] - 6.0) < 1e-15);
+        p.causal = 0, p.window_left = -1, p.window_right = -5; /* negative bounds: every key */
+        orc_attn_fwd(&p, q, k, v, o, lse);
+        assert_true(fabs(o[0] - 15.0 / 4) < 1e-15 && fabs(lse[1] - log(4.0)) < 1e-15);
+        /* 4 queries x 2 keys (off = -2): with window_right 0 query 0 sees no key */
+        int64_t cu_q4[2] = {0, 4}, cu_k2[2] = {0, 2};
+        double q4[4] = {0, 0, 0, 0}, o4[4], lse4[4];
+        p.cu_q = cu_q4, p.cu_k = cu_k2, p.window_left = 0, p.window_right = 0;
+        orc_attn_fwd(&p, q4, k, v, o4, lse4);
+        assert_true(o4[0] == 0 && o4[1] == 0 && isinf(lse4[0]) && lse4[0] < 0 && o4[2] == 1 && o4[3] == 2);
+    }
+    /* softcap: one visible key per score, so the row's LSE is the capped score itself */
+    {
+        int64_t cu_q[2] = {0, 1}, cu_k[2] = {0, 1};
+        double q[1] = {3}, k[1] = {2}, v[1] = {5}, o[1], lse[1];
+        orc_attn p = {.batch = 1, .heads_q = 1, .heads_kv = 1, .head_dim = 1, .cu_q = cu_q, .cu_k = cu_k,
+                      .scale = 0.5, .softcap = 2.0};
+        orc_attn_fwd(&p, q, k, v, o, lse);
+        assert_true(o[0] == 5 && fabs(lse[0] - 2.0 * tanh(1.5)) < 1e-15);
+    }
     /* gradients against central differences: 2 sequences (varlen), GQA 2, causal */
     int64_t cu_q[3] = {0, 3, 8}, cu_k[3] = {0, 4, 7};
-    enum { HQ = 2, HKV = 1, D = 3 };
-    orc_attn p = {2, HQ, HKV, D, cu_q, cu_k, 0.7, 1};
-    int64_t nq = 8 * HQ * D, nk = 7 * HKV * D;
-    double q[8 * HQ * D], k[7 * HKV * D], v[7 * HKV * D], d_o[8 * HQ * D];
-    double dq[8 * HQ * D], dk[7 * HKV * D], dv[7 * HKV * D];
-    th_fill_normal(&rng, HK_DTYPE_F32, q, nq, 1.0);
-    th_fill_normal(&rng, HK_DTYPE_F32, k, nk, 1.0);
-    th_fill_normal(&rng, HK_DTYPE_F32, v, nk, 1.0);
-    th_fill_normal(&rng, HK_DTYPE_F32, d_o, nq, 1.0);
-    orc_attn_bwd(&p, q, k, v, NULL, d_o, dq, dk, dv);
-    double *ins[3] = {q, k, v}, *grads[3] = {dq, dk, dv};
-    int64_t sizes[3] = {nq, nk, nk};
-    const double h = 1e-6;
-    for (int t = 0; t < 3; ++t)
-        for (int64_t i = 0; i < sizes[t]; ++i) {
-            double keep = ins[t][i];
-            ins[t][i] = keep + h;
-            double up = attn_loss(&p, q, k, v, d_o, nq);
-            ins[t][i] = keep - h;
-            double down = attn_loss(&p, q, k, v, d_o, nq);
-            ins[t][i] = keep;
-            double fd = (up - down) / (2 * h);
-            if (fabs(fd - grads[t][i]) > 1e-6 * (1 + fabs(fd)))
-                fail_msg("attention gradient %d[%ld]: oracle %.12g, finite difference %.12g", t, (long)i,
-                         grads[t][i], fd);
-        }
+    orc_attn p = {.batch = 2, .heads_q = 2, .heads_kv = 1, .head_dim = 3, .cu_q = cu_q, .cu_k = cu_k,
+                  .scale = 0.7, .causal = 1};
+    check_attn_gradients(&rng, &p, "causal");
+    /* a two-sided window, a softcap tight enough to bend the scores, and V narrower than Q and K */
+    orc_attn w = {.batch = 2, .heads_q = 2, .heads_kv = 1, .head_dim = 3, .cu_q = cu_q, .cu_k = cu_k,
+                  .scale = 0.9, .window = 1, .window_left = 2, .window_right = 1, .softcap = 1.5, .head_dim_v = 2};
+    check_attn_gradients(&rng, &w, "window, softcap, head_dim_v");
+    w.causal = 1, w.head_dim_v = 4;
+    check_attn_gradients(&rng, &w, "causal window, softcap, wider V");
 }
 
 static void test_rotary_oracle(const th_ctx *c, const void *param)

@@ -323,6 +323,35 @@ static void test_attn_fwd(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_attn_fwd(ctx, &a), "softmax_scale");
     a = base, a.softmax_scale = INFINITY;
     EXPECT_INVALID(hk_attn_fwd(ctx, &a), "softmax_scale");
+    /* 1.3 fields: a 1.2 caller's smaller struct still works; softcap finite and >= 0; head_dim_v >= 0 and V/O
+     * checked with it; any window bound is valid (negative: unbounded) */
+    a = base, a.struct_size = offsetof(hk_attn_fwd_args, window);
+    EXPECT_OK(hk_attn_fwd(ctx, &a));
+    a = base, a.softcap = -1.0f;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "softcap");
+    a = base, a.softcap = NAN;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "softcap");
+    a = base, a.softcap = INFINITY;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "softcap");
+    a = base, a.softcap = 30.0f, a.causal = 1, a.window = 1, a.window_left = INT64_MIN, a.window_right = INT64_MAX;
+    EXPECT_OK(hk_attn_fwd(ctx, &a));
+    a = base, a.window = -1, a.window_left = 3, a.window_right = 0;
+    EXPECT_OK(hk_attn_fwd(ctx, &a));
+    a = base, a.head_dim_v = -1;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "head_dim_v");
+    a = base, a.head_dim_v = AD / 2;
+    EXPECT_OK(hk_attn_fwd(ctx, &a));
+    a = base, a.head_dim_v = INT64_C(1) << 60;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "v");
+    /* rows of 2 * AD features overlap at a head stride of AD: V and O are checked with head_dim_v, Q and K not */
+    a = base, a.head_dim_v = 2 * AD, a.v_stride[0] = AS * AHKV * AD, a.v_stride[1] = AHKV * AD, a.v_stride[2] = AD;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "v");
+    a = base, a.head_dim_v = 2 * AD, a.v_stride[0] = AS * AHKV * 2 * AD, a.v_stride[1] = AHKV * 2 * AD,
+    a.v_stride[2] = 2 * AD, a.o_stride[0] = sb, a.o_stride[1] = ss, a.o_stride[2] = AD;
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "o");
+    a = base, a.head_dim_v = AD / 2, a.v_stride[0] = AS * AHKV * AD / 2, a.v_stride[1] = AHKV * AD / 2,
+    a.v_stride[2] = AD / 2;
+    EXPECT_OK(hk_attn_fwd(ctx, &a));
     finish();
 }
 
@@ -401,6 +430,34 @@ static void test_attn_bwd(const th_ctx *c, const void *param)
     EXPECT_INVALID(hk_attn_bwd(ctx, &a), "dq");
     a = base, a.do_stride[0] = AS * AHQ * AD, a.do_stride[1] = AD, a.do_stride[2] = AD;
     EXPECT_INVALID(hk_attn_bwd(ctx, &a), "d_o");
+    /* 1.3 fields */
+    a = base, a.struct_size = offsetof(hk_attn_bwd_args, window);
+    EXPECT_OK(hk_attn_bwd(ctx, &a));
+    a = base, a.softcap = -2.0f;
+    EXPECT_INVALID(hk_attn_bwd(ctx, &a), "softcap");
+    a = base, a.softcap = NAN;
+    EXPECT_INVALID(hk_attn_bwd_workspace_size(ctx, &a, &ws), "softcap");
+    a = base, a.head_dim_v = -3;
+    EXPECT_INVALID(hk_attn_bwd(ctx, &a), "head_dim_v");
+    a = base, a.softcap = 5.0f, a.window = 1, a.window_left = 2, a.window_right = -1, a.head_dim_v = AD / 2;
+    EXPECT_OK(hk_attn_bwd(ctx, &a));
+    /* dO, O, V and dV rows have head_dim_v features: 2 * AD overlaps at a head stride of AD */
+    int64_t qs[3] = {AS * AHQ * AD, AHQ * AD, AD}, kvs[3] = {AS * AHKV * AD, AHKV * AD, AD};
+    int64_t wide_q[3] = {AS * AHQ * 2 * AD, AHQ * 2 * AD, 2 * AD};
+    int64_t wide_kv[3] = {AS * AHKV * 2 * AD, AHKV * 2 * AD, 2 * AD};
+    const char *names[4] = {"o", "d_o", "v", "dv"};
+    for (int t = 0; t < 4; ++t) {
+        a = base, a.head_dim_v = 2 * AD;
+        memcpy(a.o_stride, t == 0 ? qs : wide_q, sizeof qs);
+        memcpy(a.do_stride, t == 1 ? qs : wide_q, sizeof qs);
+        memcpy(a.v_stride, t == 2 ? kvs : wide_kv, sizeof kvs);
+        memcpy(a.dv_stride, t == 3 ? kvs : wide_kv, sizeof kvs);
+        EXPECT_INVALID(hk_attn_bwd(ctx, &a), names[t]);
+    }
+    /* dQ and dK keep head_dim */
+    a = base, a.head_dim_v = AD / 2, a.dk_stride[0] = AS * AHKV * AD / 2, a.dk_stride[1] = AHKV * AD / 2,
+    a.dk_stride[2] = AD / 2;
+    EXPECT_INVALID(hk_attn_bwd(ctx, &a), "dk");
     if (ws) {
         a = base, a.workspace_size = ws - 1;
         EXPECT_INVALID(hk_attn_bwd(ctx, &a), "workspace");

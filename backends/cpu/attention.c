@@ -1,7 +1,9 @@
 /* CPU attention in fp32, the oracle for the GPU kernels. A query row is handled whole: its scores against every
- * key it sees go to an fp32 row, then an exact softmax (max, exp, sum) and P V. The backward recomputes P from
- * the forward's LSE; dQ belongs to (batch, query head, row block) tasks and dK/dV to (batch, kv head, key block)
- * tasks, so no two threads write one element and the results never depend on scheduling. */
+ * key it sees (causal and window edges cut one contiguous key range per row) go to an fp32 row, capped by
+ * softcap * tanh(s / softcap) when softcap is set, then an exact softmax (max, exp, sum) and P V. The backward
+ * recomputes P from the forward's LSE; dQ belongs to (batch, query head, row block) tasks and dK/dV to
+ * (batch, kv head, key block) tasks, so no two threads write one element and the results never depend on
+ * scheduling. */
 #include "cpu.h"
 
 #include <math.h>
@@ -14,14 +16,23 @@ enum { ATTN_BLOCK = 64 }; /* query rows (forward, dQ) or keys (dK/dV) per task *
 /* The shape fields the forward and backward args share, plus what varlen derives from cu_seqlens. */
 typedef struct attn_dims {
     hk_dtype dtype;
-    int64_t batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+    int64_t batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, head_dim_v;
     int64_t group;        /* query heads per kv head */
     const int32_t *cu_q, *cu_k;
     int64_t max_q, max_k; /* longest sequences (seqlen_q / seqlen_k unless varlen) */
     int64_t total_q;      /* varlen: packed query tokens; lse is [heads_q, total_q] */
     float scale;
     int causal;
+    int64_t left, right; /* normalised window bounds (internal.h), -1 unbounded; causal is right = 0 */
+    float softcap;       /* 0: none */
 } attn_dims;
+
+/* The mask and score fields the forward and backward args share. */
+typedef struct attn_mask {
+    int causal;
+    int64_t left, right;
+    float softcap;
+} attn_mask;
 
 static int64_t attn_seq_len(const int32_t *cu, int64_t b, int64_t fixed)
 {
@@ -32,14 +43,15 @@ static int64_t attn_seq_len(const int32_t *cu, int64_t b, int64_t fixed)
 }
 
 static void attn_dims_init(attn_dims *g, hk_dtype dtype, int64_t batch, int64_t seqlen_q, int64_t seqlen_k,
-                           int64_t heads_q, int64_t heads_kv, int64_t head_dim, float scale, int causal,
-                           const int32_t *cu_q, const int32_t *cu_k)
+                           int64_t heads_q, int64_t heads_kv, int64_t head_dim, int64_t head_dim_v, float scale,
+                           attn_mask mask, const int32_t *cu_q, const int32_t *cu_k)
 {
     *g = (attn_dims){.dtype = dtype, .batch = batch, .seqlen_q = seqlen_q, .seqlen_k = seqlen_k,
-                     .heads_q = heads_q, .heads_kv = heads_kv, .head_dim = head_dim,
+                     .heads_q = heads_q, .heads_kv = heads_kv, .head_dim = head_dim, .head_dim_v = head_dim_v,
                      .group = heads_kv > 0 ? heads_q / heads_kv : 0, .cu_q = cu_q, .cu_k = cu_k,
                      .max_q = cu_q ? 0 : seqlen_q, .max_k = cu_k ? 0 : seqlen_k,
-                     .total_q = cu_q ? cu_q[batch] : batch * seqlen_q, .scale = scale, .causal = causal};
+                     .total_q = cu_q ? cu_q[batch] : batch * seqlen_q, .scale = scale, .causal = mask.causal,
+                     .left = mask.left, .right = mask.causal ? 0 : mask.right, .softcap = mask.softcap};
     /* Size scratch by the real sequences, not by the caller's maxima. */
     for (int64_t b = 0; b < batch; b++) {
         int64_t nq = attn_seq_len(cu_q, b, seqlen_q), nk = attn_seq_len(cu_k, b, seqlen_k);
@@ -59,13 +71,30 @@ static int64_t attn_lse_index(const attn_dims *g, int64_t b, int64_t h, int64_t 
     return g->cu_q ? h * g->total_q + g->cu_q[b] + i : (b * g->heads_q + h) * g->seqlen_q + i;
 }
 
-/* Keys [0, result) visible to query row i (bottom-right aligned causal mask). */
-static int64_t attn_visible(const attn_dims *g, int64_t i, int64_t nq, int64_t nk)
+/* Keys [*lo, *hi) visible to query row i of a sequence of nq queries and nk keys: the causal and window edges
+ * are offsets from the key the row is aligned with (bottom-right), so the visible keys are one range. */
+static void attn_keys(const attn_dims *g, int64_t i, int64_t nq, int64_t nk, int64_t *lo, int64_t *hi)
 {
-    if (!g->causal)
-        return nk;
-    int64_t v = i + nk - nq + 1;
-    return v < 0 ? 0 : v > nk ? nk : v;
+    int64_t diag = i + nk - nq;
+    int64_t l = g->left >= 0 && diag - g->left > 0 ? diag - g->left : 0;
+    int64_t h = g->right >= 0 && diag + g->right + 1 < nk ? diag + g->right + 1 : nk;
+    *lo = l < nk ? l : nk;
+    *hi = h > *lo ? h : *lo;
+}
+
+/* The score the softmax sees for a scaled score s. */
+static float attn_cap(const attn_dims *g, float s)
+{
+    return g->softcap > 0.0f ? g->softcap * tanhf(s / g->softcap) : s;
+}
+
+/* d cap(s) / d s, from the capped score c = softcap * tanh(s / softcap): 1 - tanh^2. */
+static float attn_cap_slope(const attn_dims *g, float c)
+{
+    if (g->softcap <= 0.0f)
+        return 1.0f;
+    float t = c / g->softcap;
+    return 1.0f - t * t;
 }
 
 static void attn_load(hk_dtype dtype, const void *base, int64_t offset, int64_t n, float *dst)
@@ -123,44 +152,50 @@ static void attn_fwd_rows(int64_t begin, int64_t end, void *user)
     attn_fwd_job *job = user;
     const hk_attn_fwd_args *a = job->a;
     const attn_dims *g = &job->g;
-    int64_t d = g->head_dim;
-    float *kf = attn_scratch(2 * g->max_k * d + g->max_k + 2 * d, &job->oom);
+    int64_t d = g->head_dim, dv = g->head_dim_v;
+    float *kf = attn_scratch(g->max_k * (d + dv + 1) + d + dv, &job->oom);
     if (!kf)
         return;
-    float *vf = kf + g->max_k * d, *s = vf + g->max_k * d, *q = s + g->max_k, *o = q + d;
+    float *vf = kf + g->max_k * d, *s = vf + g->max_k * dv, *q = s + g->max_k, *o = q + d;
     for (int64_t t = begin; t < end; t++) {
         int64_t b = t / (g->heads_q * job->blocks), h = t / job->blocks % g->heads_q, kvh = h / g->group;
         int64_t nq = attn_seq_len(g->cu_q, b, g->seqlen_q), nk = attn_seq_len(g->cu_k, b, g->seqlen_k);
         int64_t i0 = t % job->blocks * ATTN_BLOCK, i1 = i0 + ATTN_BLOCK < nq ? i0 + ATTN_BLOCK : nq;
         if (i0 >= i1)
             continue;
-        int64_t keys = attn_visible(g, i1 - 1, nq, nk); /* the last row sees the most */
-        for (int64_t j = 0; j < keys; j++) {
-            attn_load(g->dtype, a->k, attn_token(a->k_stride, g->cu_k, b, j, kvh), d, kf + j * d);
-            attn_load(g->dtype, a->v, attn_token(a->v_stride, g->cu_k, b, j, kvh), d, vf + j * d);
+        /* Both edges move right with the row: the block's keys run from its first row's start to its last's end;
+         * kf and vf hold them from k0 on. */
+        int64_t k0, k1, unused;
+        attn_keys(g, i0, nq, nk, &k0, &unused);
+        attn_keys(g, i1 - 1, nq, nk, &unused, &k1);
+        for (int64_t j = k0; j < k1; j++) {
+            attn_load(g->dtype, a->k, attn_token(a->k_stride, g->cu_k, b, j, kvh), d, kf + (j - k0) * d);
+            attn_load(g->dtype, a->v, attn_token(a->v_stride, g->cu_k, b, j, kvh), dv, vf + (j - k0) * dv);
         }
         for (int64_t i = i0; i < i1; i++) {
-            int64_t vis = attn_visible(g, i, nq, nk);
+            int64_t lo, hi;
+            attn_keys(g, i, nq, nk, &lo, &hi);
             float lse = -INFINITY;
-            memset(o, 0, (size_t)d * sizeof(float));
-            if (vis > 0) {
+            memset(o, 0, (size_t)dv * sizeof(float));
+            if (hi > lo) {
                 attn_load(g->dtype, a->q, attn_token(a->q_stride, g->cu_q, b, i, h), d, q);
                 float mx = -INFINITY;
-                for (int64_t j = 0; j < vis; j++) {
-                    s[j] = g->scale * attn_dot(q, kf + j * d, d);
-                    mx = s[j] > mx ? s[j] : mx;
+                for (int64_t j = lo; j < hi; j++) {
+                    float sj = attn_cap(g, g->scale * attn_dot(q, kf + (j - k0) * d, d));
+                    s[j - lo] = sj;
+                    mx = sj > mx ? sj : mx;
                 }
                 float sum = 0.0f;
-                for (int64_t j = 0; j < vis; j++) {
-                    s[j] = expf(s[j] - mx);
-                    sum += s[j];
-                    attn_axpy(s[j], vf + j * d, o, d);
+                for (int64_t j = lo; j < hi; j++) {
+                    float p = expf(s[j - lo] - mx);
+                    sum += p;
+                    attn_axpy(p, vf + (j - k0) * dv, o, dv);
                 }
-                for (int64_t c = 0; c < d; c++)
+                for (int64_t c = 0; c < dv; c++)
                     o[c] /= sum;
                 lse = mx + logf(sum);
             }
-            attn_store(g->dtype, a->o, attn_token(a->o_stride, g->cu_q, b, i, h), d, o);
+            attn_store(g->dtype, a->o, attn_token(a->o_stride, g->cu_q, b, i, h), dv, o);
             if (a->lse)
                 a->lse[attn_lse_index(g, b, h, i)] = lse;
         }
@@ -175,8 +210,9 @@ static hk_status attn_fwd_run(hk_context *ctx, const void *args)
     if (a->batch == 0 || a->heads_q == 0 || a->head_dim == 0)
         return HK_OK;
     attn_fwd_job job = {.a = a};
+    attn_mask mask = {a->causal, a->window_left, a->window_right, a->softcap};
     attn_dims_init(&job.g, a->dtype, a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim,
-                   a->softmax_scale, a->causal, a->cu_seqlens_q, a->cu_seqlens_k);
+                   a->head_dim_v, a->softmax_scale, mask, a->cu_seqlens_q, a->cu_seqlens_k);
     atomic_init(&job.oom, 0);
     job.blocks = (job.g.max_q + ATTN_BLOCK - 1) / ATTN_BLOCK;
     hk_parallel_for(a->batch * a->heads_q * job.blocks, 1, attn_fwd_rows, &job);
@@ -189,7 +225,8 @@ static hk_status attn_fwd_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cpu_attn_fwd = {
     .op = HK_OP_ATTN_FWD,
     .name = "cpu.attn_fwd",
-    .description = "reference attention forward: any head_dim, GQA, causal, varlen; BF16/F16/F32, fp32 math",
+    .description = "reference attention forward: any head_dim and head_dim_v, GQA, causal, window, softcap, varlen; "
+                   "BF16/F16/F32, fp32 math",
     .backend = HK_BACKEND_CPU,
     .archs = NULL,
     .supports = hk_cpu_supports_all,
@@ -207,43 +244,56 @@ typedef struct attn_bwd_job {
     atomic_int oom;
 } attn_bwd_job;
 
+/* dS by the scaled raw score for key row kj: P (dP - di) through the cap's slope. *p gets P. */
+static float attn_ds(const attn_dims *g, const float *q, const float *dout, const float *kj, const float *vj,
+                     float lse, float di, float *p)
+{
+    float c = attn_cap(g, g->scale * attn_dot(q, kj, g->head_dim));
+    *p = expf(c - lse);
+    return *p * (attn_dot(dout, vj, g->head_dim_v) - di) * attn_cap_slope(g, c);
+}
+
 /* dQ pass, task t: rows [blk * ATTN_BLOCK, +ATTN_BLOCK) of query head h of sequence b; also fills di. */
 static void attn_bwd_dq(int64_t begin, int64_t end, void *user)
 {
     attn_bwd_job *job = user;
     const hk_attn_bwd_args *a = job->a;
     const attn_dims *g = &job->g;
-    int64_t d = g->head_dim;
-    float *kf = attn_scratch(2 * g->max_k * d + 4 * d, &job->oom);
+    int64_t d = g->head_dim, dv = g->head_dim_v;
+    float *kf = attn_scratch(g->max_k * (d + dv) + 2 * d + 2 * dv, &job->oom);
     if (!kf)
         return;
-    float *vf = kf + g->max_k * d, *q = vf + g->max_k * d, *dout = q + d, *o = dout + d, *dq = o + d;
+    float *vf = kf + g->max_k * d, *q = vf + g->max_k * dv, *dq = q + d, *dout = dq + d, *o = dout + dv;
     for (int64_t t = begin; t < end; t++) {
         int64_t b = t / (g->heads_q * job->blocks), h = t / job->blocks % g->heads_q, kvh = h / g->group;
         int64_t nq = attn_seq_len(g->cu_q, b, g->seqlen_q), nk = attn_seq_len(g->cu_k, b, g->seqlen_k);
         int64_t i0 = t % job->blocks * ATTN_BLOCK, i1 = i0 + ATTN_BLOCK < nq ? i0 + ATTN_BLOCK : nq;
         if (i0 >= i1)
             continue;
-        int64_t keys = attn_visible(g, i1 - 1, nq, nk);
-        for (int64_t j = 0; j < keys; j++) {
-            attn_load(g->dtype, a->k, attn_token(a->k_stride, g->cu_k, b, j, kvh), d, kf + j * d);
-            attn_load(g->dtype, a->v, attn_token(a->v_stride, g->cu_k, b, j, kvh), d, vf + j * d);
+        int64_t k0, k1, unused; /* the block's keys, as in the forward */
+        attn_keys(g, i0, nq, nk, &k0, &unused);
+        attn_keys(g, i1 - 1, nq, nk, &unused, &k1);
+        for (int64_t j = k0; j < k1; j++) {
+            attn_load(g->dtype, a->k, attn_token(a->k_stride, g->cu_k, b, j, kvh), d, kf + (j - k0) * d);
+            attn_load(g->dtype, a->v, attn_token(a->v_stride, g->cu_k, b, j, kvh), dv, vf + (j - k0) * dv);
         }
         for (int64_t i = i0; i < i1; i++) {
             int64_t row = attn_lse_index(g, b, h, i);
-            attn_load(g->dtype, a->d_o, attn_token(a->do_stride, g->cu_q, b, i, h), d, dout);
-            attn_load(g->dtype, a->o, attn_token(a->o_stride, g->cu_q, b, i, h), d, o);
-            float di = attn_dot(dout, o, d);
+            attn_load(g->dtype, a->d_o, attn_token(a->do_stride, g->cu_q, b, i, h), dv, dout);
+            attn_load(g->dtype, a->o, attn_token(a->o_stride, g->cu_q, b, i, h), dv, o);
+            float di = attn_dot(dout, o, dv);
             job->di[row] = di;
             float lse = a->lse[row];
-            int64_t vis = lse == -INFINITY ? 0 : attn_visible(g, i, nq, nk); /* -inf: the row saw nothing, P = 0 */
+            int64_t lo, hi;
+            attn_keys(g, i, nq, nk, &lo, &hi);
+            if (lse == -INFINITY) /* the row saw nothing: P = 0 */
+                hi = lo;
             memset(dq, 0, (size_t)d * sizeof(float));
-            if (vis > 0)
+            if (hi > lo)
                 attn_load(g->dtype, a->q, attn_token(a->q_stride, g->cu_q, b, i, h), d, q);
-            for (int64_t j = 0; j < vis; j++) {
-                float p = expf(g->scale * attn_dot(q, kf + j * d, d) - lse);
-                float ds = p * (attn_dot(dout, vf + j * d, d) - di);
-                attn_axpy(g->scale * ds, kf + j * d, dq, d);
+            for (int64_t j = lo; j < hi; j++) {
+                float p, ds = attn_ds(g, q, dout, kf + (j - k0) * d, vf + (j - k0) * dv, lse, di, &p);
+                attn_axpy(g->scale * ds, kf + (j - k0) * d, dq, d);
             }
             attn_store(g->dtype, a->dq, attn_token(a->dq_stride, g->cu_q, b, i, h), d, dq);
         }
@@ -258,12 +308,12 @@ static void attn_bwd_dkv(int64_t begin, int64_t end, void *user)
     attn_bwd_job *job = user;
     const hk_attn_bwd_args *a = job->a;
     const attn_dims *g = &job->g;
-    int64_t d = g->head_dim;
-    float *kf = attn_scratch(4 * ATTN_BLOCK * d + 2 * d, &job->oom);
+    int64_t d = g->head_dim, dv = g->head_dim_v;
+    float *kf = attn_scratch(2 * ATTN_BLOCK * (d + dv) + d + dv, &job->oom);
     if (!kf)
         return;
-    float *vf = kf + ATTN_BLOCK * d, *dk = vf + ATTN_BLOCK * d, *dv = dk + ATTN_BLOCK * d;
-    float *q = dv + ATTN_BLOCK * d, *dout = q + d;
+    float *dk = kf + ATTN_BLOCK * d, *vf = dk + ATTN_BLOCK * d, *dvacc = vf + ATTN_BLOCK * dv;
+    float *q = dvacc + ATTN_BLOCK * dv, *dout = q + d;
     for (int64_t t = begin; t < end; t++) {
         int64_t b = t / (g->heads_kv * job->blocks), kvh = t / job->blocks % g->heads_kv;
         int64_t nq = attn_seq_len(g->cu_q, b, g->seqlen_q), nk = attn_seq_len(g->cu_k, b, g->seqlen_k);
@@ -272,33 +322,31 @@ static void attn_bwd_dkv(int64_t begin, int64_t end, void *user)
             continue;
         for (int64_t j = j0; j < j1; j++) {
             attn_load(g->dtype, a->k, attn_token(a->k_stride, g->cu_k, b, j, kvh), d, kf + (j - j0) * d);
-            attn_load(g->dtype, a->v, attn_token(a->v_stride, g->cu_k, b, j, kvh), d, vf + (j - j0) * d);
+            attn_load(g->dtype, a->v, attn_token(a->v_stride, g->cu_k, b, j, kvh), dv, vf + (j - j0) * dv);
         }
-        memset(dk, 0, (size_t)(2 * ATTN_BLOCK * d) * sizeof(float)); /* dk and dv */
-        /* Rows before this one see only keys before j0. */
-        int64_t first = g->causal && j0 - (nk - nq) > 0 ? j0 - (nk - nq) : 0;
+        memset(dk, 0, (size_t)(ATTN_BLOCK * d) * sizeof(float));
+        memset(dvacc, 0, (size_t)(ATTN_BLOCK * dv) * sizeof(float));
         for (int64_t h = kvh * g->group; h < (kvh + 1) * g->group; h++)
-            for (int64_t i = first; i < nq; i++) {
-                int64_t row = attn_lse_index(g, b, h, i);
+            for (int64_t i = 0; i < nq; i++) {
+                int64_t row = attn_lse_index(g, b, h, i), lo, hi;
                 float lse = a->lse[row];
-                int64_t vis = lse == -INFINITY ? 0 : attn_visible(g, i, nq, nk);
-                int64_t jend = vis < j1 ? vis : j1;
-                if (jend <= j0)
+                attn_keys(g, i, nq, nk, &lo, &hi);
+                lo = lo > j0 ? lo : j0;
+                hi = hi < j1 ? hi : j1;
+                if (hi <= lo || lse == -INFINITY)
                     continue;
                 attn_load(g->dtype, a->q, attn_token(a->q_stride, g->cu_q, b, i, h), d, q);
-                attn_load(g->dtype, a->d_o, attn_token(a->do_stride, g->cu_q, b, i, h), d, dout);
+                attn_load(g->dtype, a->d_o, attn_token(a->do_stride, g->cu_q, b, i, h), dv, dout);
                 float di = job->di[row];
-                for (int64_t j = j0; j < jend; j++) {
-                    const float *kj = kf + (j - j0) * d, *vj = vf + (j - j0) * d;
-                    float p = expf(g->scale * attn_dot(q, kj, d) - lse);
-                    float ds = p * (attn_dot(dout, vj, d) - di);
-                    attn_axpy(p, dout, dv + (j - j0) * d, d);
+                for (int64_t j = lo; j < hi; j++) {
+                    float p, ds = attn_ds(g, q, dout, kf + (j - j0) * d, vf + (j - j0) * dv, lse, di, &p);
+                    attn_axpy(p, dout, dvacc + (j - j0) * dv, dv);
                     attn_axpy(g->scale * ds, q, dk + (j - j0) * d, d);
                 }
             }
         for (int64_t j = j0; j < j1; j++) {
             attn_store(g->dtype, a->dk, attn_token(a->dk_stride, g->cu_k, b, j, kvh), d, dk + (j - j0) * d);
-            attn_store(g->dtype, a->dv, attn_token(a->dv_stride, g->cu_k, b, j, kvh), d, dv + (j - j0) * d);
+            attn_store(g->dtype, a->dv, attn_token(a->dv_stride, g->cu_k, b, j, kvh), dv, dvacc + (j - j0) * dv);
         }
     }
     free(kf);
@@ -311,8 +359,9 @@ static hk_status attn_bwd_run(hk_context *ctx, const void *args)
     if (a->batch == 0 || a->heads_q == 0 || a->head_dim == 0)
         return HK_OK;
     attn_bwd_job job = {.a = a};
+    attn_mask mask = {a->causal, a->window_left, a->window_right, a->softcap};
     attn_dims_init(&job.g, a->dtype, a->batch, a->seqlen_q, a->seqlen_k, a->heads_q, a->heads_kv, a->head_dim,
-                   a->softmax_scale, a->causal, a->cu_seqlens_q, a->cu_seqlens_k);
+                   a->head_dim_v, a->softmax_scale, mask, a->cu_seqlens_q, a->cu_seqlens_k);
     atomic_init(&job.oom, 0);
     int64_t rows = job.g.heads_q * job.g.total_q;
     job.di = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(float));
@@ -342,7 +391,8 @@ static size_t attn_bwd_workspace(const hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cpu_attn_bwd = {
     .op = HK_OP_ATTN_BWD,
     .name = "cpu.attn_bwd",
-    .description = "reference attention backward: any head_dim, GQA, causal, varlen; deterministic, fp32 math",
+    .description = "reference attention backward: any head_dim and head_dim_v, GQA, causal, window, softcap, varlen; "
+                   "deterministic, fp32 math",
     .backend = HK_BACKEND_CPU,
     .archs = NULL,
     .supports = hk_cpu_supports_all,
