@@ -149,6 +149,7 @@ template <class T, int D, int DV> struct attn_tile {
                 wgmma_kblock<T, false, false, 128>(s, sm.q + c * BM * 128 + wg * 64 * 128, sm.k(pos.index) + c * BN * 128,
                                                    c == 0);
             wgmma_wait<0>();
+            reg_fence(s.v);
             if (is_lane0)
                 sm.kr->release(pos);
 
@@ -194,6 +195,8 @@ template <class T, int D, int DV> struct attn_tile {
             sm.vr->consume(pos);
             wgmma_rs_block<T, BN>(o, a, sm.v(pos.index), BN * 128);
             wgmma_wait<0>();
+            reg_fence(o.v);
+            reg_fence(a);
             if (is_lane0)
                 sm.vr->release(pos);
         }

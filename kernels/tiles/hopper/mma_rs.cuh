@@ -103,6 +103,14 @@ template <class T, int N> __device__ __forceinline__ void as_a_fragment(const ac
         a[i] = hk::pack_pair<T>(acc.v[2 * i], acc.v[2 * i + 1]);
 }
 
+/* Keep fragment words live and in place until the wgmma reading them has completed (call after its wait): the
+ * compiler sees them consumed at issue and could otherwise reuse their registers while the product still reads. */
+template <int n> __device__ __forceinline__ void reg_fence(uint32_t (&a)[n])
+{
+#pragma unroll
+    for (int i = 0; i < n; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
+
 /* acc(64 x N) += A(64 x K, fragment words from as_a_fragment) * B(K x N): B is K rows of an MN-major tile whose
  * N chunks of 64 elements (rows of 128 bytes, 128-byte swizzle) lie `chunk_bytes` apart. One wgmma group,
  * committed; the caller waits for it (and must not overwrite `a` before that). */
