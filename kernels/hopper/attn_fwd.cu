@@ -257,7 +257,7 @@ template <class T, int D, int DV> struct attn_tile {
         }
         cta_sync();
         const int wg = warpgroup_index();
-        if (take_role<24, 240>(wg)) {
+        if (take_role<40, 232>(wg)) {
             if (threadIdx.x == 0 && n_hi > n_lo) {
                 tma_prefetch_map(mq);
                 tma_prefetch_map(mk);
