@@ -6,6 +6,7 @@ usage: attn_check.py --lib build/libhk.so   (prints one line per case and a coun
 """
 import argparse
 import ctypes
+import itertools
 import math
 import os
 import sys
@@ -19,7 +20,7 @@ TOL = {'bf16': (2e-2, 2 ** -6), 'f16': (4e-3, 2 ** -8)}
 TORCH = {'bf16': torch.bfloat16, 'f16': torch.float16}
 
 
-def reference(q, k, v, causal, window, softcap, scale, lens):
+def reference(q, k, v, causal, window, softcap, scale):
     """q [Sq, H, D], k/v [Sk, Hkv, *] of one sequence in float64 -> O [Sq, H, Dv], LSE [H, Sq]."""
     sq, h, _ = q.shape
     sk, hkv, _ = k.shape
@@ -61,8 +62,8 @@ def run_case(L, ctx, name, dt='bf16', b=2, sq=128, sk=128, h=4, hkv=4, d=128, dv
         k = torch.randn(tk, hkv, d, device=dev).to(t)
         v = torch.randn(tk, hkv, dv_, device=dev).to(t)
         o = torch.full((tq, h, dv_), float('nan'), device=dev, dtype=t)
-        cu_q = torch.tensor([0] + list(torch.tensor(lq).cumsum(0)), dtype=torch.int32, device=dev)
-        cu_k = torch.tensor([0] + list(torch.tensor(lk).cumsum(0)), dtype=torch.int32, device=dev)
+        cu_q = torch.tensor([0, *itertools.accumulate(lq)], dtype=torch.int32, device=dev)
+        cu_k = torch.tensor([0, *itertools.accumulate(lk)], dtype=torch.int32, device=dev)
         lse = torch.full((h, tq), float('nan'), device=dev)
         strides = lambda x: (0, x.stride(0), x.stride(1))  # noqa: E731
     else:
@@ -97,11 +98,11 @@ def run_case(L, ctx, name, dt='bf16', b=2, sq=128, sk=128, h=4, hkv=4, d=128, dv
     for s in range(b):
         if varlen:
             qs, ks = slice(int(cu_q[s]), int(cu_q[s + 1])), slice(int(cu_k[s]), int(cu_k[s + 1]))
-            ro, rl = reference(q[qs].double(), k[ks].double(), v[ks].double(), causal, window, softcap, sc, None)
+            ro, rl = reference(q[qs].double(), k[ks].double(), v[ks].double(), causal, window, softcap, sc)
             outs.append(o[qs].double())
             lses.append(lse[:, qs].double())
         else:
-            ro, rl = reference(q[s].double(), k[s].double(), v[s].double(), causal, window, softcap, sc, None)
+            ro, rl = reference(q[s].double(), k[s].double(), v[s].double(), causal, window, softcap, sc)
             outs.append(o[s].double())
             lses.append(lse[s].double())
         refs.append(ro)
