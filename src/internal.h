@@ -129,10 +129,10 @@ HK_INTERNAL hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kerne
  * Args handed to supports()/run() are already validated and normalised by src/validate.c: the full current
  * struct (zero past the caller's struct_size), every stride explicit, every zero-means-default field resolved
  * (softmax_scale, rotary_dim, epsilon, param_type, table_type, scale_a/scale_b, head_dim_v).
- * Attention masks come in one form: causal is 0 or 1; window is 1 only where a bound cuts some row and the mask
+ * Attention masks come in one form: causal is 0 or 1; window is 1 only where a bound may cut a row and the mask
  * is not just the causal one (a window (-inf, 0] becomes causal = 1), else 0 with window_left = window_right =
  * -1. Each bound is -1 (unbounded) or in [0, seqlen_k) for window_left and [0, seqlen_q) for window_right, so
- * i + off - window_left and i + off + window_right stay within int64; with causal, window_right is 0.
+ * i + off - window_left and i + off + window_right stay within int64; a window with causal has window_right 0.
  * softcap is 0 (none) or positive and finite. */
 typedef struct hk_variant {
     hk_op op;
