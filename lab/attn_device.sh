@@ -32,8 +32,8 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 for k in d64_64 d128_128 d192_128 d256_256; do
     printf '%s: ' "$k"
-    cuobjdump -sass -fun "hk_attn_fwd_bf16_$k" "$HKB/attn_fwd.sm_90a.cubin" | grep -oE "HGMMA\.[0-9A-Zx.]+|LDL|STL|UTMALDG" |
-        sort | uniq -c | tr '\n' ' '
+    cuobjdump -sass -fun "hk_attn_fwd_bf16_$k" "$HKB/attn_fwd.sm_90a.cubin" |
+        grep -oE "HGMMA\.[0-9A-Zx.]+|LDL|STL|UTMALDG" | sort | uniq -c | tr '\n' ' '
     echo
 done | tee "$OUT/sass.txt"
 step test_attention 150 test.log "$HKB/tests/test_attention"

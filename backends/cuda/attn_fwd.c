@@ -32,9 +32,13 @@ static hk_status hk_cuda_attn_fwd_supports(const hk_context *ctx, const void *ar
                   (long long)hk_attn_dv(a));
         return HK_ERR_UNSUPPORTED;
     }
-    if (a->batch > 65535 || a->heads_q > 65535 || a->seqlen_q > (1 << 30) || a->seqlen_k > (1 << 30)) {
-        hk_format(why, why_size, "batch %lld, heads_q %lld (at most 65535 each), seqlen_q %lld, seqlen_k %lld (at most 2^30)",
-                  (long long)a->batch, (long long)a->heads_q, (long long)a->seqlen_q, (long long)a->seqlen_k);
+    /* One linear grid of query tiles (or row groups) x heads x batch; int32 row arithmetic in the kernels. */
+    const int64_t groups = (a->seqlen_q + HK_ATTN_FWD_ROWS_WARPS - 1) / HK_ATTN_FWD_ROWS_WARPS;
+    if (a->seqlen_q > (1 << 30) || a->seqlen_k > (1 << 30) || groups * a->heads_q * a->batch > INT32_MAX) {
+        hk_format(why, why_size,
+                  "seqlen_q %lld, seqlen_k %lld (at most 2^30 each) and %lld x %lld x %lld blocks (at most 2^31 - 1)",
+                  (long long)a->seqlen_q, (long long)a->seqlen_k, (long long)groups, (long long)a->heads_q,
+                  (long long)a->batch);
         return HK_ERR_UNSUPPORTED;
     }
     return HK_OK;
@@ -54,7 +58,8 @@ static hk_status hk_attn_map(hk_cu_tensor_map *map, int type, const void *p, con
                              int64_t tokens, int64_t heads, int64_t batch, uint32_t rows)
 {
     const uint64_t dims[4] = {(uint64_t)dim, (uint64_t)tokens, (uint64_t)heads, (uint64_t)batch};
-    const uint64_t strides[3] = {(uint64_t)s[1] * 2, (uint64_t)s[2] * 2, batch > 1 ? (uint64_t)s[0] * 2 : (uint64_t)s[1] * 2};
+    const uint64_t strides[3] = {(uint64_t)s[1] * 2, (uint64_t)s[2] * 2,
+                                 (uint64_t)(batch > 1 ? s[0] : s[1]) * 2}; /* a batch of one: any valid stride */
     const uint32_t box[4] = {64, rows, 1, 1};
     return hk_cuda_tensor_map_nd(map, type, p, 4, dims, strides, box);
 }
@@ -68,7 +73,8 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
     const int64_t dv = hk_attn_dv(a);
     /* Window sides past every sequence's length change nothing; clamping keeps the kernels' sums in range. */
     const int64_t reach = a->seqlen_q + a->seqlen_k + 1;
-    const bool has_left = a->window && a->window_left >= 0, has_right = a->causal || (a->window && a->window_right >= 0);
+    const bool has_left = a->window && a->window_left >= 0;
+    const bool has_right = a->causal || (a->window && a->window_right >= 0);
     const float scale = a->softmax_scale, log2e = 1.4426950408889634f;
     hk_attn_fwd_params p = {
         .q = a->q,
@@ -108,9 +114,9 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
         if (st == HK_OK)
             st = ctx->gpu->sync(ctx->dev, a->stream);
         if (st == HK_OK)
-            st = ctx->gpu->copy(ctx->dev, &last[0], a->cu_seqlens_q + a->batch, sizeof(int32_t), HK_COPY_DEVICE_TO_HOST);
+            st = ctx->gpu->copy(ctx->dev, &last[0], a->cu_seqlens_q + a->batch, 4, HK_COPY_DEVICE_TO_HOST);
         if (st == HK_OK)
-            st = ctx->gpu->copy(ctx->dev, &last[1], a->cu_seqlens_k + a->batch, sizeof(int32_t), HK_COPY_DEVICE_TO_HOST);
+            st = ctx->gpu->copy(ctx->dev, &last[1], a->cu_seqlens_k + a->batch, 4, HK_COPY_DEVICE_TO_HOST);
         if (st != HK_OK)
             return st;
         tokens_q = last[0];
@@ -127,26 +133,27 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
     if (!tiled) {
         char name[48];
         snprintf(name, sizeof name, "hk_attn_fwd_%s_rows", type);
-        const unsigned grid[3] = {(unsigned)((a->seqlen_q + HK_ATTN_FWD_ROWS_WARPS - 1) / HK_ATTN_FWD_ROWS_WARPS),
-                                  (unsigned)a->heads_q, (unsigned)a->batch},
+        const unsigned grid[3] = {(unsigned)((a->seqlen_q + HK_ATTN_FWD_ROWS_WARPS - 1) / HK_ATTN_FWD_ROWS_WARPS *
+                                             a->heads_q * a->batch),
+                                  1, 1},
                        block[3] = {32 * HK_ATTN_FWD_ROWS_WARPS, 1, 1};
         void *params[] = {&p};
         return hk_gpu_launch(ctx, name, grid, block, 0, a->stream, params);
     }
 
-    const int d = hk_attn_instances[inst].d, ddv = hk_attn_instances[inst].dv;
+    const int d = hk_attn_instances[inst].d, ddv = hk_attn_instances[inst].dv, bn = HK_ATTN_FWD_BN(d);
     const int tmap = a->dtype == HK_DTYPE_BF16 ? HK_CU_TMAP_BFLOAT16 : HK_CU_TMAP_FLOAT16;
     const int64_t batches = varlen ? 1 : a->batch;
     hk_cu_tensor_map mq, mk, mv;
     hk_status st;
     if ((st = hk_attn_map(&mq, tmap, a->q, a->q_stride, a->head_dim, tokens_q, a->heads_q, batches, HK_ATTN_FWD_BM)) ||
-        (st = hk_attn_map(&mk, tmap, a->k, a->k_stride, a->head_dim, tokens_k, a->heads_kv, batches, HK_ATTN_FWD_BN(d))) ||
-        (st = hk_attn_map(&mv, tmap, a->v, a->v_stride, dv, tokens_k, a->heads_kv, batches, HK_ATTN_FWD_BN(d))))
+        (st = hk_attn_map(&mk, tmap, a->k, a->k_stride, a->head_dim, tokens_k, a->heads_kv, batches, bn)) ||
+        (st = hk_attn_map(&mv, tmap, a->v, a->v_stride, dv, tokens_k, a->heads_kv, batches, bn)))
         return st;
     p.m_blocks = (int32_t)((a->seqlen_q + HK_ATTN_FWD_BM - 1) / HK_ATTN_FWD_BM);
     char name[48];
     snprintf(name, sizeof name, "hk_attn_fwd_%s_d%d_%d", type, d, ddv);
-    const unsigned grid[3] = {(unsigned)p.m_blocks, (unsigned)a->heads_q, (unsigned)a->batch},
+    const unsigned grid[3] = {(unsigned)(p.m_blocks * a->heads_q * a->batch), 1, 1},
                    block[3] = {HK_ATTN_FWD_THREADS, 1, 1};
     void *params[] = {&mq, &mk, &mv, &p};
     return hk_gpu_launch(ctx, name, grid, block, HK_ATTN_FWD_SMEM(d, ddv), a->stream, params);
@@ -155,8 +162,8 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_attn_fwd = {
     .op = HK_OP_ATTN_FWD,
     .name = "cuda.attn_fwd",
-    .description = "bf16/f16 attention, head_dim <= 256: TMA + wgmma tiles (else a row kernel), causal, window, softcap, "
-                   "GQA, varlen",
+    .description = "bf16/f16 attention, head_dim <= 256: TMA + wgmma tiles (else a row kernel), causal, window, "
+                   "softcap, GQA, varlen",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_attn_fwd_supports,

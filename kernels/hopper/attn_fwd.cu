@@ -104,8 +104,8 @@ template <class T, int D, int DV> struct attn_tile {
 
     /* Warpgroup 0, one thread: Q once, then K and V of blocks n_hi - 1 down to n_lo. */
     static __device__ __forceinline__ void produce(const layout &sm, const CUtensorMap *mq, const CUtensorMap *mk,
-                                                   const CUtensorMap *mv, const hk_attn_fwd_params &p, const attn_seq &sq,
-                                                   int m0, int n_lo, int n_hi)
+                                                   const CUtensorMap *mv, const hk_attn_fwd_params &p,
+                                                   const attn_seq &sq, int m0, int n_lo, int n_hi)
     {
         const int hkv = sq.h / p.group, bq = sq.varlen ? 0 : sq.b;
         sm.q_full->arrive_expect_tx(q_bytes);
@@ -146,8 +146,8 @@ template <class T, int D, int DV> struct attn_tile {
             sm.kr->consume(pos);
 #pragma unroll
             for (int c = 0; c < D / 64; ++c)
-                wgmma_kblock<T, false, false, 128>(s, sm.q + c * BM * 128 + wg * 64 * 128, sm.k(pos.index) + c * BN * 128,
-                                                   c == 0);
+                wgmma_kblock<T, false, false, 128>(s, sm.q + c * BM * 128 + wg * 64 * 128,
+                                                   sm.k(pos.index) + c * BN * 128, c == 0);
             wgmma_wait<0>();
             reg_fence(s.v);
             if (is_lane0)
@@ -239,9 +239,11 @@ template <class T, int D, int DV> struct attn_tile {
                                                const hk_attn_fwd_params &p)
     {
         extern __shared__ uint8_t smem_raw[];
-        /* Heaviest tiles first: with a causal mask the last query tiles see the most keys. */
-        const int m_block = p.m_blocks - 1 - (int)blockIdx.x;
-        const attn_seq sq(p, (int)blockIdx.z, (int)blockIdx.y);
+        /* One linear grid, query tiles outermost and heaviest first: with a causal mask the last tiles of every
+         * (sequence, head) see the most keys, and they all start before any lighter one. */
+        const int heads_batches = p.heads_q * p.batch, rest = (int)blockIdx.x % heads_batches;
+        const int m_block = p.m_blocks - 1 - (int)blockIdx.x / heads_batches;
+        const attn_seq sq(p, rest / p.heads_q, rest % p.heads_q);
         const int m0 = m_block * BM;
         if (m0 >= sq.len_q)
             return;
@@ -270,13 +272,15 @@ template <class T, int D, int DV> struct attn_tile {
     }
 };
 
-/* The row kernel: warp w of block x handles query row HK_ATTN_FWD_ROWS_WARPS x + w; lane l holds features
+/* The row kernel: warp w of the x-th group of blocks (one block per (sequence, head)) handles query row
+ * HK_ATTN_FWD_ROWS_WARPS x + w; lane l holds features
  * l + 32 t of q and of the output. */
 template <class T> __device__ __forceinline__ void attn_rows(const hk_attn_fwd_params &p)
 {
     constexpr int F = 256 / 32;
-    const attn_seq sq(p, (int)blockIdx.z, (int)blockIdx.y);
-    const int i = (int)blockIdx.x * HK_ATTN_FWD_ROWS_WARPS + hk::warp(), ln = hk::lane();
+    const int heads_batches = p.heads_q * p.batch, rest = (int)blockIdx.x % heads_batches;
+    const attn_seq sq(p, rest / p.heads_q, rest % p.heads_q);
+    const int i = (int)blockIdx.x / heads_batches * HK_ATTN_FWD_ROWS_WARPS + hk::warp(), ln = hk::lane();
     if (i >= sq.len_q)
         return;
     const T *q = static_cast<const T *>(p.q) + sq.offset(p.q_stride, sq.row_q, i, sq.h);
@@ -320,7 +324,8 @@ template <class T> __device__ __forceinline__ void attn_rows(const hk_attn_fwd_p
 #define HK_ATTN_FWD_TILED(t, T, D, DV)                                                                             \
     extern "C" __global__ void __launch_bounds__(HK_ATTN_FWD_THREADS, 1)                                           \
         hk_attn_fwd_##t##_d##D##_##DV(const __grid_constant__ CUtensorMap mq, const __grid_constant__ CUtensorMap mk, \
-                                      const __grid_constant__ CUtensorMap mv, const __grid_constant__ hk_attn_fwd_params p) \
+                                      const __grid_constant__ CUtensorMap mv,                                      \
+                                      const __grid_constant__ hk_attn_fwd_params p)                                \
     {                                                                                                              \
         hk::hopper::attn_tile<T, D, DV>::run(&mq, &mk, &mv, p);                                                    \
     }

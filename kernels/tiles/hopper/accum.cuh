@@ -14,7 +14,10 @@ namespace hk::hopper {
 __device__ __forceinline__ constexpr int row_half(int r) { return (r >> 1) & 1; }
 
 /* The fragment's row (0..63) and column (0..N-1) of register r for this thread. */
-template <int N> __device__ __forceinline__ int frag_row(int r) { return accum_64xN<N>::row(r, hk::lane(), hk::warp() & 3); }
+template <int N> __device__ __forceinline__ int frag_row(int r)
+{
+    return accum_64xN<N>::row(r, hk::lane(), hk::warp() & 3);
+}
 template <int N> __device__ __forceinline__ int frag_col(int r) { return accum_64xN<N>::col(r, hk::lane()); }
 
 /* Sum a per-thread row value over the quad (every thread of it ends with the result). */

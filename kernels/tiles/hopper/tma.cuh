@@ -27,8 +27,8 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
 
 /* The same for a 4-D map (coordinates innermost first): attention's [feature, token, head, batch] views, whose
  * strides TMA takes as they are (a packed QKV tensor is three such views). */
-__device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y, int32_t z,
-                                            int32_t w)
+__device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
+                                            int32_t z, int32_t w)
 {
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(smem_addr(dst)),
