@@ -65,6 +65,18 @@ class LnFusedBwdArgs(_Args):
                 ('dropout_mask', c_void_p)]
 
 
+class AttnFwdArgs(_Args):
+    _fields_ = [('struct_size', c_size_t), ('dtype', c_int),
+                ('batch', c_int64), ('seqlen_q', c_int64), ('seqlen_k', c_int64), ('heads_q', c_int64),
+                ('heads_kv', c_int64), ('head_dim', c_int64),
+                ('q', c_void_p), ('q_stride', I64x3), ('k', c_void_p), ('k_stride', I64x3),
+                ('v', c_void_p), ('v_stride', I64x3), ('o', c_void_p), ('o_stride', I64x3),
+                ('lse', c_void_p), ('softmax_scale', c_float), ('causal', c_int),
+                ('cu_seqlens_q', c_void_p), ('cu_seqlens_k', c_void_p), ('stream', c_void_p),
+                ('window', c_int), ('window_left', c_int64), ('window_right', c_int64), ('softcap', c_float),
+                ('head_dim_v', c_int64)]
+
+
 class HkError(RuntimeError):
     pass
 
@@ -86,6 +98,7 @@ class Lib:
         L.hk_ln_fused.argtypes = [c_void_p, POINTER(LnFusedArgs)]
         L.hk_ln_fused_bwd.argtypes = [c_void_p, POINTER(LnFusedBwdArgs)]
         L.hk_ln_fused_bwd_workspace_size.argtypes = [c_void_p, POINTER(LnFusedBwdArgs), POINTER(c_size_t)]
+        L.hk_attn_fwd.argtypes = [c_void_p, POINTER(AttnFwdArgs)]
         L.hk_synchronize.argtypes = [c_void_p, c_void_p]
 
     def check(self, status, what):

@@ -16,6 +16,7 @@ compared with each other and with the copy ceiling.
 usage: peers.py --lib build/libhk.so --out DIR [--only rotary,ln_fwd] [--reps 100]
 """
 import argparse
+import ctypes
 import datetime
 import json
 import math
@@ -476,6 +477,52 @@ def bench_ln_bwd(b):
 
 
 # ---------------------------------------------------------------- report
+
+# ---------------------------------------------------------------- attention forward (sm_90a)
+ATTN_SHAPES = [  # (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal)
+    (16, 16, 16, 4096, 4096, 128, False), (16, 16, 16, 4096, 4096, 128, True), (4, 32, 8, 8192, 8192, 128, True),
+    (8, 16, 16, 8192, 8192, 64, True), (1, 16, 16, 16384, 16384, 128, False), (16, 8, 8, 4096, 4096, 256, False),
+    (8, 32, 8, 16, 8192, 128, False),  # decode-like; causal shapes keep sq == sk (SDPA's mask is top-left)
+]
+
+
+@group('attn')
+def bench_attn(b):
+    """hk_attn_fwd beside PyTorch SDPA on its cuDNN backend, called in alternation on the same [B, N, H, D] bf16
+    tensors (SDPA sees them as [B, H, N, D] views); TFLOP/s count 4 B Hq Sq Sk D, halved when causal."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for bt, hq, hkv, sq, sk, d, causal in ATTN_SHAPES:
+        shape = f'B{bt} H{hq}/{hkv} {sq}x{sk} D{d}{" causal" if causal else ""}'
+        q = torch.randn(bt, sq, hq, d, device=b.dev, dtype=torch.bfloat16)
+        k = torch.randn(bt, sk, hkv, d, device=b.dev, dtype=torch.bfloat16)
+        v = torch.randn(bt, sk, hkv, d, device=b.dev, dtype=torch.bfloat16)
+        o = torch.empty_like(q)
+        lse = torch.empty(bt, hq, sq, device=b.dev)
+        st = lambda x: hk.I64x3(x.stride(0), x.stride(1), x.stride(2))  # noqa: E731
+        a = hk.AttnFwdArgs(dtype=hk.DTYPE['bf16'], batch=bt, seqlen_q=sq, seqlen_k=sk, heads_q=hq, heads_kv=hkv,
+                           head_dim=d, q=q.data_ptr(), q_stride=st(q), k=k.data_ptr(), k_stride=st(k), v=v.data_ptr(),
+                           v_stride=st(v), o=o.data_ptr(), o_stride=st(o), lse=lse.data_ptr(), causal=int(causal),
+                           stream=b.stream)
+
+        def run_hk(i):
+            b.lib.check(b.lib.lib.hk_attn_fwd(b.ctx, ctypes.byref(a)), 'hk_attn_fwd')
+
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        if hkv != hq:  # cuDNN through SDPA takes GQA as repeated heads (outside the timed call)
+            kt, vt = kt.repeat_interleave(hq // hkv, dim=1), vt.repeat_interleave(hq // hkv, dim=1)
+
+        def run_cudnn(i):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+
+        run_hk(0)
+        ref = run_cudnn(0).transpose(1, 2)
+        b.check('attn', shape, 'O vs cuDNN', rel_err(o, ref), 2e-2)
+        flops = 4.0 * bt * hq * sq * sk * d / (2 if causal else 1)
+        b.alternate('attn', shape, [('libhk', run_hk), ('torch cudnn', run_cudnn)], flops=flops)
+        del q, k, v, o, lse, qt, kt, vt, ref
+        torch.cuda.empty_cache()
+
 
 def write_report(b, out_dir, device, driver):
     os.makedirs(out_dir, exist_ok=True)

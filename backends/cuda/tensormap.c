@@ -99,3 +99,22 @@ static hk_status hk_tmap_encode(hk_cu_tensor_map *map, int data_type, const void
                        box_outer);
     return HK_OK;
 }
+
+hk_status hk_cuda_tensor_map_nd(hk_cu_tensor_map *map, int data_type, const void *base, unsigned rank, const uint64_t *dims,
+                                const uint64_t *strides_bytes, const uint32_t *box)
+{
+    pthread_once(&encode_once, find_encode);
+    if (!encode_tiled)
+        return hk_fail(HK_ERR_RUNTIME, "cuda: the loaded libcuda.so.1 lacks cuTensorMapEncodeTiled (driver older than CUDA 12)");
+    const uint32_t esize = data_type == HK_CU_TMAP_FLOAT32 ? 4 : data_type == HK_CU_TMAP_UINT8 ? 1 : 2;
+    const uint32_t span = box[0] * esize, element_strides[5] = {1, 1, 1, 1, 1};
+    if (rank < 2 || rank > 5 || (span != 128 && span != 64))
+        return hk_fail(HK_ERR_INTERNAL, "cuda: a %u-D swizzled TMA box %u bytes wide", rank, span);
+    int r = encode_tiled(map, data_type, rank, (void *)base, dims, strides_bytes, box, element_strides,
+                         HK_CU_TMAP_INTERLEAVE_NONE, span == 128 ? HK_CU_TMAP_SWIZZLE_128B : HK_CU_TMAP_SWIZZLE_64B,
+                         HK_CU_TMAP_L2_256B, HK_CU_TMAP_OOB_ZERO);
+    if (r != 0)
+        return hk_fail(HK_ERR_RUNTIME, "cuda: cuTensorMapEncodeTiled returned %d (%u-D, %llu x %llu elements, box %u x %u)", r,
+                       rank, (unsigned long long)dims[0], (unsigned long long)dims[1], box[0], box[1]);
+    return HK_OK;
+}

@@ -20,4 +20,10 @@ HK_INTERNAL hk_status hk_cuda_tensor_map_2d(hk_cu_tensor_map *map, int data_type
                                             uint64_t outer, uint64_t pitch_bytes, uint32_t box_inner, uint32_t box_outer,
                                             bool swizzled);
 
+/* A map of `rank` (2..5) dimensions, innermost first: dims[i] elements, strides_bytes[i - 1] between consecutive
+ * indices of dimension i (multiples of 16, in any order: views such as one third of a packed QKV tensor), zero
+ * fill out of bounds, boxes of box[i] elements with the 128- or 64-byte swizzle of box[0]'s span. Not cached. */
+HK_INTERNAL hk_status hk_cuda_tensor_map_nd(hk_cu_tensor_map *map, int data_type, const void *base, unsigned rank,
+                                            const uint64_t *dims, const uint64_t *strides_bytes, const uint32_t *box);
+
 #endif

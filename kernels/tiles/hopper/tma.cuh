@@ -25,6 +25,17 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, b
                  : "memory");
 }
 
+/* The same for a 4-D map (coordinates innermost first): attention's [feature, token, head, batch] views, whose
+ * strides TMA takes as they are (a packed QKV tensor is three such views). */
+__device__ __forceinline__ void tma_load_4d(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
+                                            int32_t z, int32_t w)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(smem_addr(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(&bar.word)), "r"(x), "r"(y), "r"(z), "r"(w)
+                 : "memory");
+}
+
 /* tma_load_2d with an L2 cache hint (the 64-bit policy operand: l2_hint_evict_last / l2_hint_evict_first). */
 __device__ __forceinline__ void tma_load_2d_hint(void *dst, const CUtensorMap *map, barrier &bar, int32_t x, int32_t y,
                                                  uint64_t hint)
