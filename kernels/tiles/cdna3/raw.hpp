@@ -9,7 +9,8 @@
 
 #include "bytes.hpp"
 
-/* The HIP keywords, without any ROCm header: the device objects are hermetic (docs/toolchain.md). */
+/* The HIP keywords, defined here rather than taken from a ROCm header: Debian's HIP 5.2 headers do not compile under
+ * clang 22, and the code objects are built with -nogpuinc -nogpulib so they depend on no installed ROCm. */
 #define __host__ __attribute__((host))
 #define __device__ __attribute__((device))
 #define __global__ __attribute__((global))
