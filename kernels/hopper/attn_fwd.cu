@@ -69,11 +69,8 @@ struct attn_seq {
 /* The score map before the softmax: the cap, or the scale when it cannot fold into exp2 (see attn_params.h). */
 __device__ __forceinline__ float attn_score(const hk_attn_fwd_params &p, float s)
 {
-    if (p.softcap > 0.f) {
-        float t;
-        asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(s * p.score_scale));
-        return p.softcap * t;
-    }
+    if (p.softcap > 0.f)
+        return p.softcap * hk::tanh_fast(s * p.score_scale);
     return p.score_scale != 1.f ? s * p.score_scale : s;
 }
 

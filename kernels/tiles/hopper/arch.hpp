@@ -65,6 +65,13 @@ HK_DEV float rsqrt_fast(float x)
     asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
+/* One MUFU op (sm_75+), for the attention softcap: its error (~2^-11 relative) is under bf16/f16 rounding. */
+HK_DEV float tanh_fast(float x)
+{
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 
 /* ---------------------------------------------------------------- warp reductions
  * Butterfly over xor 16, 8, 4, 2, 1: every lane adds the same two partials at each step, so all lanes end with
