@@ -62,6 +62,12 @@ static inline int64_t fz_plus(int64_t x, int64_t d)
     return __builtin_add_overflow(x, d, &r) ? (d > 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
+/* A row stride for rows of `cols` elements: 0 (contiguous), or cols - 1 (too short, to be refused) to cols + 5. */
+static inline int64_t fz_row_stride(fz *f, int64_t cols)
+{
+    return fz_bool(f) ? 0 : fz_plus(cols, fz_range(f, -1, 5));
+}
+
 /* x * y, saturated to INT64_MAX (the operands are >= 0 where it is used). */
 static inline int64_t fz_times(int64_t x, int64_t y)
 {

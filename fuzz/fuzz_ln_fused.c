@@ -17,10 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     l->param_type = fz_bool(&f) ? HK_DTYPE_NONE : fz_dtype(&f);
     l->rows = fz_size(&f, wild, 12);
     l->cols = fz_size(&f, wild, 100);
-    l->x_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->residual_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->y_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->residual_out_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
+    l->x_stride = fz_row_stride(&f, l->cols);
+    l->residual_stride = fz_row_stride(&f, l->cols);
+    l->y_stride = fz_row_stride(&f, l->cols);
+    l->residual_out_stride = fz_row_stride(&f, l->cols);
     l->epsilon = fz_bool(&f) ? 0.0f : fz_float(&f);
     l->dropout_p = fz_bool(&f) ? 0.0f : (float)fz_range(&f, 0, 10) / 10.0f;
     l->seed = fz_bits(&f, 8);

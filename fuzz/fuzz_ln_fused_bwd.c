@@ -17,11 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     l->param_type = fz_bool(&f) ? HK_DTYPE_NONE : fz_dtype(&f);
     l->rows = fz_size(&f, wild, 12);
     l->cols = fz_size(&f, wild, 100);
-    l->dy_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->z_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->dz_extra_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->dx_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
-    l->dresidual_stride = fz_bool(&f) ? 0 : fz_plus(l->cols, fz_range(&f, -1, 5));
+    l->dy_stride = fz_row_stride(&f, l->cols);
+    l->z_stride = fz_row_stride(&f, l->cols);
+    l->dz_extra_stride = fz_row_stride(&f, l->cols);
+    l->dx_stride = fz_row_stride(&f, l->cols);
+    l->dresidual_stride = fz_row_stride(&f, l->cols);
     l->dropout_p = fz_bool(&f) ? 0.0f : (float)fz_range(&f, 0, 10) / 10.0f;
     l->seed = fz_bits(&f, 8);
     l->offset = fz_bits(&f, 8);
