@@ -8,15 +8,31 @@
 #include "tensormap.h"
 
 #include <math.h>
-#include <stdio.h>
 
 /* The tiled instances, smallest first: a call takes the first whose padded dims hold its head_dim and head_dim_v
  * (the padding features are zero-filled by TMA and never stored). */
 static const struct {
     int d, dv;
 } hk_attn_instances[] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+enum { HK_ATTN_INSTANCES = sizeof hk_attn_instances / sizeof hk_attn_instances[0] };
 
-static int64_t hk_attn_dv(const hk_attn_fwd_args *a) { return a->head_dim_v > 0 ? a->head_dim_v : a->head_dim; }
+/* Kernel index per dtype t (0 bf16, 1 f16): the tiled instances, then the row kernel. */
+static size_t hk_attn_kernel_index(int t, size_t instance) { return (size_t)t * (HK_ATTN_INSTANCES + 1) + instance; }
+
+static bool hk_attn_kernel_name(size_t index, char *buf, size_t size)
+{
+    const size_t per_type = HK_ATTN_INSTANCES + 1, inst = index % per_type;
+    if (index >= 2 * per_type)
+        return false;
+    const char *type = index < per_type ? "bf16" : "f16";
+    if (inst == HK_ATTN_INSTANCES)
+        hk_format(buf, size, "hk_attn_fwd_%s_rows", type);
+    else
+        hk_format(buf, size, "hk_attn_fwd_%s_d%d_%d", type, hk_attn_instances[inst].d, hk_attn_instances[inst].dv);
+    return true;
+}
+static const hk_kernel_set hk_attn_kernel_set = {HK_KERNELS_CUDA_ATTN, 2 * (HK_ATTN_INSTANCES + 1),
+                                                 hk_attn_kernel_name};
 
 static hk_status hk_cuda_attn_fwd_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
@@ -31,9 +47,9 @@ static hk_status hk_cuda_attn_fwd_supports(const hk_context *ctx, const void *ar
                   hk_dtype_name(a->dtype));
         return HK_ERR_UNSUPPORTED;
     }
-    if (a->head_dim > 256 || hk_attn_dv(a) > 256) {
+    if (a->head_dim > 256 || a->head_dim_v > 256) {
         hk_format(why, why_size, "head_dim %lld / head_dim_v %lld; supported: up to 256 each", (long long)a->head_dim,
-                  (long long)hk_attn_dv(a));
+                  (long long)a->head_dim_v);
         return HK_ERR_UNSUPPORTED;
     }
     /* One linear grid of query tiles (or row groups) x heads x batch; int32 row arithmetic in the kernels. */
@@ -74,7 +90,7 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
     if (a->batch == 0 || a->seqlen_q == 0)
         return HK_OK;
     const bool varlen = a->cu_seqlens_q != NULL;
-    const int64_t dv = hk_attn_dv(a);
+    const int64_t dv = a->head_dim_v;
     /* Window sides past every sequence's length change nothing; clamping keeps the kernels' sums in range. */
     const int64_t reach = a->seqlen_q + a->seqlen_k + 1;
     const bool has_left = a->window && a->window_left >= 0;
@@ -108,17 +124,14 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
         .softcap = a->softcap > 0 ? a->softcap : 0.0f,
         .exp2_scale = a->softcap > 0 || scale < 0 ? log2e : scale * log2e,
     };
-    const char *type = a->dtype == HK_DTYPE_BF16 ? "bf16" : "f16";
+    const int type = a->dtype == HK_DTYPE_BF16 ? 0 : 1;
 
-    /* Varlen views end at the last sequence's end, which only the device knows: TMA must not read past it. */
+    /* Varlen views end at the last sequence's end, which only the device knows: TMA must not read past it. The
+     * varlen check (src/varlen.c) has already bound the device and waited for the stream before this call. */
     int64_t tokens_q = a->seqlen_q, tokens_k = a->seqlen_k;
     if (varlen) {
         int32_t last[2];
-        hk_status st = ctx->gpu->bind(ctx->dev);
-        if (st == HK_OK)
-            st = ctx->gpu->sync(ctx->dev, a->stream);
-        if (st == HK_OK)
-            st = ctx->gpu->copy(ctx->dev, &last[0], a->cu_seqlens_q + a->batch, 4, HK_COPY_DEVICE_TO_HOST);
+        hk_status st = ctx->gpu->copy(ctx->dev, &last[0], a->cu_seqlens_q + a->batch, 4, HK_COPY_DEVICE_TO_HOST);
         if (st == HK_OK)
             st = ctx->gpu->copy(ctx->dev, &last[1], a->cu_seqlens_k + a->batch, 4, HK_COPY_DEVICE_TO_HOST);
         if (st != HK_OK)
@@ -135,14 +148,13 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
     while (hk_attn_instances[inst].d < a->head_dim || hk_attn_instances[inst].dv < dv)
         ++inst;
     if (!tiled) {
-        char name[48];
-        snprintf(name, sizeof name, "hk_attn_fwd_%s_rows", type);
         const unsigned grid[3] = {(unsigned)((a->seqlen_q + HK_ATTN_FWD_ROWS_WARPS - 1) / HK_ATTN_FWD_ROWS_WARPS *
                                              a->heads_q * a->batch),
                                   1, 1},
                        block[3] = {32 * HK_ATTN_FWD_ROWS_WARPS, 1, 1};
         void *params[] = {&p};
-        return hk_gpu_launch(ctx, name, grid, block, 0, a->stream, params);
+        return hk_gpu_launch_indexed(ctx, &hk_attn_kernel_set, hk_attn_kernel_index(type, HK_ATTN_INSTANCES), false,
+                                     grid, block, 0, a->stream, params);
     }
 
     const int d = hk_attn_instances[inst].d, ddv = hk_attn_instances[inst].dv, bn = HK_ATTN_FWD_BN(d);
@@ -155,12 +167,11 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
         (st = hk_attn_map(&mv, tmap, a->v, a->v_stride, dv, tokens_k, a->heads_kv, batches, bn)))
         return st;
     p.m_blocks = (int32_t)((a->seqlen_q + HK_ATTN_FWD_BM - 1) / HK_ATTN_FWD_BM);
-    char name[48];
-    snprintf(name, sizeof name, "hk_attn_fwd_%s_d%d_%d", type, d, ddv);
     const unsigned grid[3] = {(unsigned)(p.m_blocks * a->heads_q * a->batch), 1, 1},
                    block[3] = {HK_ATTN_FWD_THREADS, 1, 1};
     void *params[] = {&mq, &mk, &mv, &p};
-    return hk_gpu_launch(ctx, name, grid, block, HK_ATTN_FWD_SMEM(d, ddv), a->stream, params);
+    return hk_gpu_launch_indexed(ctx, &hk_attn_kernel_set, hk_attn_kernel_index(type, inst), false, grid, block,
+                                 HK_ATTN_FWD_SMEM(d, ddv), a->stream, params);
 }
 
 HK_INTERNAL const hk_variant hk_cuda_attn_fwd = {
