@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/hk-out}
 HKB=${HKB:-.hkb}
 mkdir -p "$OUT" /tmp/cm
 for f in .carry/*.deb; do dpkg -x "$f" /tmp/cm; done
-export LD_LIBRARY_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu PYTHONUNBUFFERED=1 HK_TEST_CONTEXTS=cuda/sm_90a HK_CUDA_UNVERIFIED_ATTN=1
+export LD_LIBRARY_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu PYTHONUNBUFFERED=1 HK_TEST_CONTEXTS=cuda/sm_90a
 export PKG_CONFIG_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=/tmp/cm
 summary=()
 step() { # step NAME TIMEOUT LOG command...

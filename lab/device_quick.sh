@@ -1,10 +1,12 @@
 #!/bin/bash
-# The integrated H200 check without building on the device (~6 minutes of device time instead of a build there):
+# The integrated Hopper check without building on the device (~8 minutes of device time instead of a build there):
 #   here:   lab/device_quick.sh pack [BUILD]   copies BUILD's (default: build) libhk.so.1, cmocka test binaries,
-#           hk-info and hk-bench, and a GEMM harness built from this tree, into .carry/quick
+#           hk-info and hk-bench, the sm_90a cubins, and a GEMM harness built from this tree, into .carry/quick
 #   device: lab/device_quick.sh run            carry [".carry/quick", ".carry/libcmocka0_*.deb",
 #           ".carry/libcmocka-dev_*.deb"]: the GPU tests, memcheck, racecheck and the harness checks in parallel,
-#           then hk-info, hk-bench, the GEMM peers and the memory-bound peers (timed alone).
+#           then the attention checks against float64 PyTorch, the Python package's CUDA tests and training step,
+#           the SASS census of the cubins, hk-info, hk-bench, and the GEMM, memory-bound and attention peers
+#           (each timed alone).
 #           With .carry/alt (a second build's libhk.so.1 and tests, also carried): its GPU op tests, then the
 #           rotary/LN rows of both builds in separate processes, alternating (alt, main, main, alt; NO_AB=1: none).
 # Every log goes into $OUT/logs.tgz (the device tool returns few files); the summary prints last.
@@ -15,6 +17,7 @@ if [ "$1" = pack ]; then
     B=${2:-build}
     rm -rf $Q && mkdir -p $Q/tests $Q/tools || exit 1
     cp -L "$B/libhk.so.1" $Q/ && cp "$B"/tools/hk-info "$B"/tools/hk-bench $Q/tools/ || exit 1
+    mkdir -p $Q/cubins && cp "$B"/kernels/hopper/*.cubin $Q/cubins/ || exit 1
     for t in "$B"/tests/test_* "$B"/tests/cuda/test_*; do
         [ -f "$t" ] && [ -x "$t" ] && cp "$t" $Q/tests/
     done
@@ -44,7 +47,8 @@ for t in $F/tests/test_*; do
           "skipped=$(grep -c '\[  SKIPPED \]' $L/$n.log)" > $L/$n.sum) &
 done
 for spec in "memcheck test_gemm" "memcheck test_rotary" "memcheck test_ln_fused" "memcheck test_cuda_wide" \
-            "racecheck test_rotary" "racecheck test_ln_fused" "racecheck test_cuda_wide"; do
+            "memcheck test_attention" "racecheck test_rotary" "racecheck test_ln_fused" "racecheck test_cuda_wide" \
+            "racecheck test_attention"; do
     set -- $spec
     (HK_TEST_CONTEXTS=cuda/sm_90a timeout 420 compute-sanitizer --tool $1 --error-exitcode 99 --print-limit 20 \
         $F/tests/$2 > $L/$1_$2.log 2>&1
@@ -54,9 +58,22 @@ done
  echo "harness quick: rc=$? ok=$(grep -c ' ok$' $L/harness_quick.log), $(tail -1 $L/harness_quick.log)" > $L/harness.sum) &
 wait
 summary+=("correctness phase: $((SECONDS - t0)) s")
+timeout 200 python3 lab/attn_check.py --lib $F/libhk.so.1 > $L/attn_check.log 2>&1
+summary+=("attn_check: rc=$? $(tail -1 $L/attn_check.log)")
+for py in tests/python/test_torch.py tests/python/test_numpy.py "examples/train_step.py --device cuda"; do
+    n=$(basename "${py%% *}" .py)
+    # shellcheck disable=SC2086
+    HK_LIBRARY=$F/libhk.so.1 timeout 200 python3 $py > $L/py_$n.log 2>&1
+    summary+=("python $py: rc=$? $(tail -1 $L/py_$n.log)")
+done
 cuobjdump --dump-sass $F/gemm_harness 2>/dev/null | awk '/Function :/{f=$3} /HGMMA|QGMMA/{g[f]++} /LDL|STL/{l[f]++}
     END{n = 0; s = 0; for (k in g) if (k ~ /hk_gemm/) {n++; if (l[k]) s++}
         print "harness SASS: kernels with HGMMA/QGMMA " n ", with local memory " s}' > $L/sass.sum
+for c in $F/cubins/*.cubin; do
+    cuobjdump --dump-sass "$c" | awk -v c="${c##*/}" '/Function :/{f=$3; n++} /[HQ]GMMA/{g[f]++} /LDL|STL/{l[f]++}
+        END{s = 0; m = 0; for (k in l) s++; for (k in g) m++
+            print c ": " n " kernels, " m " with HGMMA/QGMMA, " s " with local memory"}' >> $L/sass.sum
+done
 
 # Timing, one thing at a time (SKIP_TIMING=1: only the A/B below).
 timeout 30 $F/tools/hk-info > $L/hk-info.txt 2>&1
@@ -71,6 +88,10 @@ if [ -z "${SKIP_TIMING:-}" ]; then
         > $L/peers.log 2>&1
     summary+=("memory-bound peers: rc=$?")
     cp /tmp/peers/peers.png /tmp/peers/peers.json $L/ 2>/dev/null
+    timeout 240 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers_attn --reps 20 --warmup 3 --only attn \
+        > $L/peers_attn.log 2>&1
+    summary+=("attention peers: rc=$?")
+    cp /tmp/peers_attn/peers.json $L/peers_attn.json 2>/dev/null
 fi
 A=$PWD/.carry/alt
 if [ -f $A/libhk.so.1 ]; then
@@ -94,5 +115,7 @@ tar czf "$OUT/logs.tgz" -C $L .
 cat $L/hk-bench.txt 2>/dev/null
 grep -E "^  gemm" $L/gemm-peers.txt 2>/dev/null
 grep -E "^  (copy|rotary|ln_)|Checks before timing" $L/peers.log 2>/dev/null
+grep -E "^  (attn|check attn)|FAIL" $L/peers_attn.log 2>/dev/null
+grep -vE "^ok  " $L/attn_check.log | head -30
 cat $L/*.sum
 printf '%s\n' "${summary[@]}" "total: $((SECONDS - t0)) s"

@@ -111,7 +111,6 @@ typedef struct hk_tuning {
     int32_t gemm_split;  /* and its split (1 when not given) */
     int ln_stages;       /* HK_CUDA_TUNE_LN_STAGES: rows staged by the LayerNorm backward's staged form */
     bool plain_launch;   /* HK_CUDA_PDL=0: launch_dependent kernels launched plainly */
-    bool attn_unverified; /* HK_CUDA_UNVERIFIED_ATTN=1: offer the sm_90a attention forward, not yet run on a GPU */
 } hk_tuning;
 HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
 

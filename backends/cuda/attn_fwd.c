@@ -37,11 +37,6 @@ static const hk_kernel_set hk_attn_kernel_set = {HK_KERNELS_CUDA_ATTN, 2 * (HK_A
 static hk_status hk_cuda_attn_fwd_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
     const hk_attn_fwd_args *a = args;
-    if (!ctx->tuning.attn_unverified) {
-        hk_format(why, why_size, "the sm_90a attention forward has not yet run on a GPU, so it is off "
-                                 "(HK_CUDA_UNVERIFIED_ATTN=1 turns it on for verification: docs/perf/tuning.md)");
-        return HK_ERR_UNSUPPORTED;
-    }
     if (a->dtype != HK_DTYPE_BF16 && a->dtype != HK_DTYPE_F16) {
         hk_format(why, why_size, "dtype %s; supported: bf16, f16 (f32 attention runs on the CPU backend)",
                   hk_dtype_name(a->dtype));

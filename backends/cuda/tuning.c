@@ -30,9 +30,4 @@ void hk_cuda_read_tuning(hk_tuning *tune)
     /* HK_CUDA_PDL = 0 */
     const char *pdl = getenv("HK_CUDA_PDL");
     tune->plain_launch = pdl && strcmp(pdl, "0") == 0;
-    /* HK_CUDA_UNVERIFIED_ATTN = 1: the sm_90a attention forward compiles and passes every host-side check but has
-     * never run on a GPU, so a context offers it only when asked (to verify it on a GPU); otherwise hk_attn_fwd
-     * stays HK_ERR_UNSUPPORTED there, as before it existed, rather than risk a wrong answer. */
-    const char *attn = getenv("HK_CUDA_UNVERIFIED_ATTN");
-    tune->attn_unverified = attn && strcmp(attn, "1") == 0;
 }
