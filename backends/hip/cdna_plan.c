@@ -105,6 +105,20 @@ static bool ln_shape(const char *dir, const char *tn, bool vec, int V, int64_t c
     return false;
 }
 
+/* The fields both directions fill alike. */
+static void ln_common(hk_ln_params *p, hk_norm_type norm, hk_dtype param_type, float dropout_p, bool mask,
+                      uint64_t seed, uint64_t offset)
+{
+    p->mask_words = HK_DROPOUT_MASK_WORDS(p->cols);
+    p->seed = seed;
+    p->offset = offset;
+    p->dropout_scale = 1.0f / (1.0f - dropout_p);
+    p->dropout_threshold = hk_dropout_threshold(dropout_p);
+    p->dropout = dropout_p > 0.0f || mask;
+    p->rms = norm == HK_NORM_RMS;
+    p->param_f32 = param_type == HK_DTYPE_F32;
+}
+
 /* What both directions check first: 1 to plan (*tn set), 0 for an empty problem, -1 unsupported (why). */
 static int ln_prologue(hk_dtype dtype, int64_t rows, int64_t cols, const char **tn, char *why, size_t why_size)
 {
@@ -145,21 +159,15 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
     p->residual_out = a->residual_out;
     p->mean = a->mean;
     p->rstd = a->rstd;
-    p->mask = a->dropout_mask;
+    p->dropout_mask = a->dropout_mask;
     p->x_stride = a->x_stride;
     p->residual_stride = a->residual_stride;
     p->y_stride = a->y_stride;
     p->residual_out_stride = a->residual_out_stride;
-    p->rows = (int32_t)a->rows;
-    p->cols = (int32_t)a->cols;
-    p->rms = a->norm == HK_NORM_RMS;
-    p->param_f32 = a->param_type == HK_DTYPE_F32;
-    p->has_beta = a->beta != NULL;
+    p->rows = a->rows;
+    p->cols = a->cols;
     p->epsilon = a->epsilon;
-    p->threshold = a->dropout_p > 0.0f ? hk_dropout_threshold(a->dropout_p) : 0;
-    p->keep_scale = 1.0f / (1.0f - a->dropout_p);
-    p->seed = a->seed;
-    p->offset = a->offset;
+    ln_common(p, a->norm, a->param_type, a->dropout_p, a->dropout_mask != NULL, a->seed, a->offset);
     return 1;
 }
 
@@ -193,30 +201,27 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     const int64_t slots = ln_bwd_slots(a);
     L->grid[0] = (unsigned)((slots + rpb - 1) / rpb);
     hk_ln_params *p = &L->params.ln;
-    p->x = a->dy;
-    p->residual = a->z;
+    float *const dgamma_part = a->workspace, *const dbeta_part = dgamma_part + slots * a->cols;
+    p->dy = a->dy;
+    p->z = a->z;
     p->gamma = a->gamma;
-    p->beta = a->dz_extra;
-    p->y = a->dx;
-    p->residual_out = a->dresidual;
-    p->mean = (float *)a->mean;
+    p->dz_extra = a->dz_extra;
+    p->dx = a->dx;
+    p->dresidual = a->dresidual;
+    p->mean = (float *)a->mean; /* read only */
     p->rstd = (float *)a->rstd;
-    p->partial = a->workspace;
-    p->mask = (uint32_t *)a->dropout_mask; /* read only */
-    p->x_stride = a->dy_stride;
-    p->residual_stride = a->z_stride;
-    p->y_stride = a->dx_stride;
-    p->residual_out_stride = a->dresidual_stride;
-    p->extra_stride = a->dz_extra_stride;
-    p->rows = (int32_t)a->rows;
-    p->cols = (int32_t)a->cols;
+    p->dgamma_part = dgamma_part;
+    p->dbeta_part = dbeta_part;
+    p->dropout_mask = (uint32_t *)a->dropout_mask; /* read only */
+    p->dy_stride = a->dy_stride;
+    p->z_stride = a->z_stride;
+    p->dx_stride = a->dx_stride;
+    p->dresidual_stride = a->dresidual_stride;
+    p->dz_extra_stride = a->dz_extra_stride;
+    p->rows = a->rows;
+    p->cols = a->cols;
     p->slots = (int32_t)slots;
-    p->rms = a->norm == HK_NORM_RMS;
-    p->param_f32 = a->param_type == HK_DTYPE_F32;
-    p->threshold = a->dropout_p > 0.0f ? hk_dropout_threshold(a->dropout_p) : 0;
-    p->keep_scale = 1.0f / (1.0f - a->dropout_p);
-    p->seed = a->seed;
-    p->offset = a->offset;
+    ln_common(p, a->norm, a->param_type, a->dropout_p, a->dropout_mask != NULL, a->seed, a->offset);
 
     hk_cdna_launch *R = &out[1];
     snprintf(R->kernel, sizeof R->kernel, "hk_ln_bwd_reduce");
@@ -224,11 +229,12 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     R->grid[1] = R->grid[2] = 1;
     R->block[0] = 256;
     R->block[1] = R->block[2] = 1;
-    R->params.reduce.partial = a->workspace;
+    R->params.reduce.dgamma_part = dgamma_part;
+    R->params.reduce.dbeta_part = dbeta_part;
     R->params.reduce.dgamma = a->dgamma;
     R->params.reduce.dbeta = a->dbeta;
-    R->params.reduce.cols = (int32_t)a->cols;
-    R->params.reduce.slots = (int32_t)slots;
+    R->params.reduce.parts = slots;
+    R->params.reduce.cols = a->cols;
     return 2;
 }
 
