@@ -2,24 +2,79 @@
  * names and LayerNorm configurations mirror kernels/cdna/rotary.hip and ln_fused.hip. */
 #include "cdna_plan.h"
 
-#include <stdio.h>
 #include <string.h>
 
-/* The kernel-name part of an activation dtype, or NULL with `why` filled. */
-static const char *type_name(hk_dtype t, char *why, size_t why_size)
+/* ---------------------------------------------------------------- kernel sets
+ * Each family's kernels as one kernel set (hk_gpu_launch_indexed): a plan picks an index, and a context formats a
+ * kernel's name only at its first launch there. */
+static const char *const type_names[3] = {"bf16", "f16", "f32"};
+
+/* The kernel-name index of an activation dtype (type_names), or -1 with `why` filled. */
+static int type_index(hk_dtype t, char *why, size_t why_size)
 {
-    const char *name = t == HK_DTYPE_BF16 ? "bf16" : t == HK_DTYPE_F16 ? "f16" : t == HK_DTYPE_F32 ? "f32" : NULL;
-    if (!name)
+    const int i = t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F16 ? 1 : t == HK_DTYPE_F32 ? 2 : -1;
+    if (i < 0)
         hk_format(why, why_size, "dtype %s; supported: bf16, f16, f32", hk_dtype_name(t));
-    return name;
+    return i;
 }
+
+/* hk_rotary_<type>_<v|s>[_t16] at (type * 2 + t16) * 2 + scalar; fp32 activations have no 16-bit tables. */
+enum { ROTARY_KERNELS = 12 };
+static size_t rotary_index(int type, bool t16, bool scalar) { return (size_t)((type * 2 + t16) * 2 + scalar); }
+static bool rotary_kernel_name(size_t index, char *buf, size_t size)
+{
+    const size_t type = index / 4, t16 = index / 2 % 2, scalar = index % 2;
+    if (index >= ROTARY_KERNELS || (type == 2 && t16))
+        return false;
+    hk_format(buf, size, "hk_rotary_%s_%s%s", type_names[type], scalar ? "s" : "v", t16 ? "_t16" : "");
+    return true;
+}
+const hk_kernel_set hk_cdna_rotary_kernels = {HK_KERNELS_CDNA_ROTARY, ROTARY_KERNELS, rotary_kernel_name};
+
+/* hk_ln_<dir>_<type>_<v|s>_w<WPR>n<NV> at ((dir * 3 + type) * 2 + scalar) * LN_CONFIGS + config (dir: fwd, bwd,
+ * bwd_mask; config: the row of the direction's table below), then hk_ln_bwd_reduce. */
+enum { LN_CONFIGS = 4, LN_REDUCE = 3 * 3 * 2 * LN_CONFIGS, LN_KERNELS = LN_REDUCE + 1 };
+static const char *const ln_dirs[3] = {"fwd", "bwd", "bwd_mask"};
+/* (waves per row, vectors per thread) compiled for each direction, smallest first (ln_fused.hip). */
+static const int fwd_configs[LN_CONFIGS][2] = {{1, 2}, {1, 8}, {4, 8}, {16, 8}};
+static const int bwd_configs[LN_CONFIGS][2] = {{1, 2}, {2, 4}, {4, 4}, {8, 4}};
+static bool ln_kernel_name(size_t index, char *buf, size_t size)
+{
+    if (index >= LN_KERNELS)
+        return false;
+    if (index == LN_REDUCE) {
+        hk_format(buf, size, "hk_ln_bwd_reduce");
+        return true;
+    }
+    const size_t config = index % LN_CONFIGS, scalar = index / LN_CONFIGS % 2, type = index / (2 * LN_CONFIGS) % 3;
+    const size_t dir = index / (6 * LN_CONFIGS);
+    const int(*configs)[2] = dir == 0 ? fwd_configs : bwd_configs;
+    hk_format(buf, size, "hk_ln_%s_%s_%s_w%dn%d", ln_dirs[dir], type_names[type], scalar ? "s" : "v",
+              configs[config][0], configs[config][1]);
+    return true;
+}
+const hk_kernel_set hk_cdna_ln_kernels = {HK_KERNELS_CDNA_LN, LN_KERNELS, ln_kernel_name};
+
+/* hk_gemm_<bf16|fp8>_<op(A)><op(B)>_<pp256|i128|i128_u> at ((in * 2 + trans_a) * 2 + trans_b) * 3 + kind. */
+enum { GEMM_KINDS = 3, GEMM_KERNELS = 2 * 2 * 2 * GEMM_KINDS };
+static const char *const gemm_kinds[GEMM_KINDS] = {"pp256", "i128", "i128_u"};
+static bool gemm_kernel_name(size_t index, char *buf, size_t size)
+{
+    if (index >= GEMM_KERNELS)
+        return false;
+    const size_t kind = index % GEMM_KINDS, tb = index / GEMM_KINDS % 2, ta = index / (2 * GEMM_KINDS) % 2;
+    hk_format(buf, size, "hk_gemm_%s_%c%c_%s", index / (4 * GEMM_KINDS) ? "fp8" : "bf16", ta ? 't' : 'n',
+              tb ? 't' : 'n', gemm_kinds[kind]);
+    return true;
+}
+const hk_kernel_set hk_cdna_gemm_kernels = {HK_KERNELS_CDNA_GEMM, GEMM_KERNELS, gemm_kernel_name};
 
 /* ---------------------------------------------------------------- rotary */
 
 int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why, size_t why_size)
 {
-    const char *tn = type_name(a->dtype, why, why_size);
-    if (!tn)
+    const int type = type_index(a->dtype, why, why_size);
+    if (type < 0)
         return -1;
     const int64_t tokens = a->batch * a->seqlen, half = a->rotary_dim / 2;
     if (tokens == 0 || a->heads == 0 || a->head_dim == 0)
@@ -49,8 +104,8 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
     /* table_type is validated: F32, or the activation dtype (the _t16 kernels) */
-    snprintf(L->kernel, sizeof L->kernel, "hk_rotary_%s_%s%s", tn, vec ? "v" : "s",
-             a->table_type != HK_DTYPE_F32 ? "_t16" : "");
+    L->kernels = &hk_cdna_rotary_kernels;
+    L->kernel = rotary_index(type, a->table_type != HK_DTYPE_F32, !vec);
     L->grid[0] = (unsigned)((tokens + tpb - 1) / tpb);
     L->grid[1] = L->grid[2] = 1;
     L->block[0] = 256;
@@ -77,29 +132,28 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     return 1;
 }
 
-/* ---------------------------------------------------------------- LayerNorm / RMSNorm
- * (waves per row, vectors per thread) compiled for each direction, smallest first (ln_fused.hip). */
-static const int fwd_configs[4][2] = {{1, 2}, {1, 8}, {4, 8}, {16, 8}};
-static const int bwd_configs[4][2] = {{1, 2}, {2, 4}, {4, 4}, {8, 4}};
+/* ---------------------------------------------------------------- LayerNorm / RMSNorm */
 
-/* Pick a configuration covering cols and fill the launch shape; false with why when none does. */
-static bool ln_shape(const char *dir, const char *tn, bool vec, int V, int64_t cols, const int configs[4][2],
-                     hk_cdna_launch *L, int *rows_per_block, char *why, size_t why_size)
+/* Pick a configuration covering cols and fill the launch shape (dir: ln_dirs); false with why when none does. */
+static bool ln_shape(int dir, int type, bool vec, int V, int64_t cols, hk_cdna_launch *L, int *rows_per_block,
+                     char *why, size_t why_size)
 {
     const int v = vec ? V : 1;
-    for (int i = 0; i < 4; ++i) {
+    const int(*configs)[2] = dir == 0 ? fwd_configs : bwd_configs;
+    for (int i = 0; i < LN_CONFIGS; ++i) {
         const int wpr = configs[i][0], nv = configs[i][1];
         if ((int64_t)64 * wpr * nv * v < cols)
             continue;
         const int rpb = wpr >= 4 ? 1 : 4 / wpr;
-        snprintf(L->kernel, sizeof L->kernel, "hk_ln_%s_%s_%s_w%dn%d", dir, tn, vec ? "v" : "s", wpr, nv);
+        L->kernels = &hk_cdna_ln_kernels;
+        L->kernel = (size_t)(((dir * 3 + type) * 2 + !vec) * LN_CONFIGS + i);
         L->block[0] = (unsigned)(64 * wpr * rpb);
         L->block[1] = L->block[2] = 1;
         L->grid[1] = L->grid[2] = 1;
         *rows_per_block = rpb;
         return true;
     }
-    const int64_t most = (int64_t)64 * configs[3][0] * configs[3][1] * v;
+    const int64_t most = (int64_t)64 * configs[LN_CONFIGS - 1][0] * configs[LN_CONFIGS - 1][1] * v;
     hk_format(why, why_size, "cols %lld; at most %lld%s", (long long)cols, (long long)most,
               vec ? "" : " without 16-byte aligned rows (cols, strides and pointers multiples of 16 bytes)");
     return false;
@@ -119,10 +173,10 @@ static void ln_common(hk_ln_params *p, hk_norm_type norm, hk_dtype param_type, f
     p->param_f32 = param_type == HK_DTYPE_F32;
 }
 
-/* What both directions check first: 1 to plan (*tn set), 0 for an empty problem, -1 unsupported (why). */
-static int ln_prologue(hk_dtype dtype, int64_t rows, int64_t cols, const char **tn, char *why, size_t why_size)
+/* What both directions check first: 1 to plan (*type set), 0 for an empty problem, -1 unsupported (why). */
+static int ln_prologue(hk_dtype dtype, int64_t rows, int64_t cols, int *type, char *why, size_t why_size)
 {
-    if (!(*tn = type_name(dtype, why, why_size)))
+    if ((*type = type_index(dtype, why, why_size)) < 0)
         return -1;
     if (rows == 0 || cols == 0)
         return 0;
@@ -135,8 +189,8 @@ static int ln_prologue(hk_dtype dtype, int64_t rows, int64_t cols, const char **
 
 int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, size_t why_size)
 {
-    const char *tn;
-    const int go = ln_prologue(a->dtype, a->rows, a->cols, &tn, why, why_size);
+    int type;
+    const int go = ln_prologue(a->dtype, a->rows, a->cols, &type, why, why_size);
     if (go <= 0)
         return go;
     const int V = 16 / (int)hk_dtype_size(a->dtype);
@@ -147,7 +201,7 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
     int rpb;
-    if (!ln_shape("fwd", tn, vec, V, a->cols, fwd_configs, L, &rpb, why, why_size))
+    if (!ln_shape(0, type, vec, V, a->cols, L, &rpb, why, why_size))
         return -1;
     L->grid[0] = (unsigned)((a->rows + rpb - 1) / rpb);
     hk_ln_params *p = &L->params.ln;
@@ -183,8 +237,8 @@ size_t hk_cdna_ln_bwd_workspace(const hk_context *ctx, const void *args)
 
 int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], char *why, size_t why_size)
 {
-    const char *tn;
-    const int go = ln_prologue(a->dtype, a->rows, a->cols, &tn, why, why_size);
+    int type;
+    const int go = ln_prologue(a->dtype, a->rows, a->cols, &type, why, why_size);
     if (go <= 0)
         return go;
     const int V = 16 / (int)hk_dtype_size(a->dtype);
@@ -196,7 +250,7 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     memset(out, 0, 2 * sizeof *out);
     int rpb;
     /* A given dropout mask has kernels of its own (hk_ln_bwd_mask_*), which never draw Philox. */
-    if (!ln_shape(a->dropout_mask ? "bwd_mask" : "bwd", tn, vec, V, a->cols, bwd_configs, L, &rpb, why, why_size))
+    if (!ln_shape(a->dropout_mask ? 2 : 1, type, vec, V, a->cols, L, &rpb, why, why_size))
         return -1;
     const int64_t slots = ln_bwd_slots(a);
     L->grid[0] = (unsigned)((slots + rpb - 1) / rpb);
@@ -224,7 +278,8 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     ln_common(p, a->norm, a->param_type, a->dropout_p, a->dropout_mask != NULL, a->seed, a->offset);
 
     hk_cdna_launch *R = &out[1];
-    snprintf(R->kernel, sizeof R->kernel, "hk_ln_bwd_reduce");
+    R->kernels = &hk_cdna_ln_kernels;
+    R->kernel = LN_REDUCE;
     R->grid[0] = (unsigned)((a->cols + 255) / 256);
     R->grid[1] = R->grid[2] = 1;
     R->block[0] = 256;
@@ -259,8 +314,8 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
 {
     const bool gfx950 = strcmp(ctx->arch, "gfx950") == 0;
     const hk_dtype fp8 = gfx950 ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_FP8_E4M3FNUZ;
-    const char *in = a->a_type == HK_DTYPE_BF16 ? "bf16" : a->a_type == fp8 ? "fp8" : NULL;
-    if (!in) {
+    const int in = a->a_type == HK_DTYPE_BF16 ? 0 : a->a_type == fp8 ? 1 : -1;
+    if (in < 0) {
         hk_format(why, why_size, "a_type %s; supported on %s: bf16, %s", hk_dtype_name(a->a_type), ctx->arch,
                   hk_dtype_name(fp8));
         return -1;
@@ -315,8 +370,8 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
         return 0;
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
-    snprintf(L->kernel, sizeof L->kernel, "hk_gemm_%s_%c%c_%s", in, a->trans_a ? 't' : 'n', a->trans_b ? 't' : 'n',
-             pp ? "pp256" : aligned ? "i128" : "i128_u");
+    L->kernels = &hk_cdna_gemm_kernels;
+    L->kernel = (size_t)(((in * 2 + !!a->trans_a) * 2 + !!a->trans_b) * GEMM_KINDS + (pp ? 0 : aligned ? 1 : 2));
     L->grid[0] = (unsigned)(tiles_m * tiles_n);
     L->grid[1] = L->grid[2] = 1;
     L->block[0] = pp ? 512 : 256;
