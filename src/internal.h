@@ -239,14 +239,17 @@ typedef struct hk_span {
     int64_t size[3], stride[3];
     int64_t inner;
     const char *in_place_of; /* outputs: the input this may be exactly (same pointer and layout); NULL for none */
+    const char *field;       /* hk_check_layout's messages: the hk.h field of stride[0], element `first` of it */
+    int first;
 } hk_span;
 
 /* Every output against every other tensor of the call; `in_place` lists the op's in-place forms for the message. */
 HK_INTERNAL hk_status hk_check_overlaps(const char *op, const hk_span *out, size_t n_out, const hk_span *in,
                                         size_t n_in, const char *in_place);
-/* The layout rule of validate.c (non-negative strides, dims that do not alias, at most HK_MAX_TENSOR_BYTES). */
-HK_INTERNAL hk_status hk_check_layout(const char *op, const char *name, int rank, const int64_t *sizes,
-                                      const int64_t *strides, int64_t inner, size_t elem);
+/* The layout rule of validate.c (non-negative strides, dims that do not alias, at most HK_MAX_TENSOR_BYTES). Messages
+ * name stride d as the hk.h field `field` (first < 0: a scalar such as "lda") or field[first + d] ("q_stride[1]"). */
+HK_INTERNAL hk_status hk_check_layout(const char *op, const char *name, const char *field, int first, int rank,
+                                      const int64_t *sizes, const int64_t *strides, int64_t inner, size_t elem);
 /* Attention checks that need the context: the varlen offsets (read from device memory), the layouts over the
  * packed token count they give, and aliasing. */
 HK_INTERNAL hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a);

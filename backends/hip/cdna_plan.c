@@ -96,8 +96,9 @@ int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why,
     if (per_token == 0)
         return 0;
     if (tokens > INT32_MAX || per_token > INT32_MAX / 256 || a->head_dim > INT32_MAX) {
-        hk_format(why, why_size, "%lld tokens of %lld units exceed the 32-bit indexing of the kernel",
-                  (long long)tokens, (long long)per_token);
+        hk_format(why, why_size, "batch x seqlen = %lld tokens (at most %d) or heads x units of head_dim = %lld units "
+                  "per token (at most %d) exceed the kernel's 32-bit indexing", (long long)tokens, INT32_MAX,
+                  (long long)per_token, INT32_MAX / 256);
         return -1;
     }
     const int64_t tpb = per_token >= 256 ? 1 : 256 / per_token;
@@ -337,8 +338,8 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
     }
     const int64_t tiles_m = (a->m + T - 1) / T, tiles_n = (a->n + T - 1) / T;
     if (tiles_m * tiles_n > INT32_MAX / 512) {
-        hk_format(why, why_size, "%lld x %lld tiles of %lld; at most %d", (long long)tiles_m, (long long)tiles_n,
-                  (long long)T, INT32_MAX / 512);
+        hk_format(why, why_size, "m %lld, n %lld make %lld x %lld tiles of %lld; at most %d tiles", (long long)a->m,
+                  (long long)a->n, (long long)tiles_m, (long long)tiles_n, (long long)T, INT32_MAX / 512);
         return -1;
     }
     /* Every buffer view of the kernel (a K step of an operand tile, an output tile) must stay below 2 GiB. */
