@@ -265,7 +265,8 @@ template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln
     }
     if (slot < p.slots) {
         const buf<float> pg = make_buf(p.dgamma_part + (int64_t)slot * cols, (uint32_t)cols);
-        const buf<float> pb = make_buf(p.dbeta_part + (int64_t)slot * cols, (uint32_t)cols);
+        /* dbeta_part follows dgamma_part (cdna_plan.c): one pointer fewer for the loop above, whose SGPRs are full */
+        const buf<float> pb = make_buf(p.dgamma_part + ((int64_t)p.slots + slot) * cols, (uint32_t)cols);
         HK_UNROLL
         for (int k = 0; k < NV; ++k)
             HK_UNROLL
