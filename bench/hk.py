@@ -105,11 +105,23 @@ class Lib:
         if status != OK:
             raise HkError(f'{what}: status {status}: {self.lib.hk_last_error().decode()}')
 
-    def context(self, backend='cuda', device=0):
-        ctx = c_void_p()
-        opts = ContextOptions(backend=BACKEND[backend], device_index=device)
-        self.check(self.lib.hk_context_create(ctypes.byref(opts), ctypes.byref(ctx)), 'hk_context_create')
-        return ctx
+    def context(self, backend='cuda', device=0, env=None):
+        """A new context. env {NAME: value}: set in the process environment while the context is created, then
+        restored. libhk reads its tuning overrides (docs/perf/tuning.md) once per context, at its creation, so each
+        setting to time needs a context of its own."""
+        saved = {name: os.environ.get(name) for name in env or {}}
+        os.environ.update(env or {})
+        try:
+            ctx = c_void_p()
+            opts = ContextOptions(backend=BACKEND[backend], device_index=device)
+            self.check(self.lib.hk_context_create(ctypes.byref(opts), ctypes.byref(ctx)), 'hk_context_create')
+            return ctx
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name)
+                else:
+                    os.environ[name] = value
 
     def variants(self, ctx):
         out, i = [], 0

@@ -50,6 +50,7 @@ class Bench:
         self.l2 = getattr(self.props, 'L2_cache_size', 50 << 20)
         self.lib = hk.Lib(args.lib)
         self.ctx = self.lib.context('auto')  # CUDA here; HIP under ROCm PyTorch
+        self.env_contexts = {}  # (NAME, value) -> a context created under it (with_env)
         self.stream = torch.cuda.current_stream().cuda_stream or None  # CUstream as an int
         self.rows = []
         self.checks = []
@@ -77,7 +78,7 @@ class Bench:
         if self.args.libhk_only and impl.startswith('torch') and grp != 'copy':  # the ceiling always runs
             return
         if impl == 'libhk' and self.args.env:
-            # libhk once per value of the variable (read by the library at each call), in two alternating rounds
+            # libhk once per value of the variable (a context created under each), in two alternating rounds
             for _ in range(2):
                 self.each_env(lambda tag: self._timed_row(grp, shape, f'libhk{tag}', fn, bytes, flops))
             return
@@ -120,7 +121,7 @@ class Bench:
                 continue
             if impl == 'libhk' and env:
                 name, values = env.split('=', 1)
-                todo += [(f'libhk {v}', with_env(fn, name, v)) for v in values.split(',')]
+                todo += [(f'libhk {v}', self.with_env(fn, name, v)) for v in values.split(',')]
             else:
                 todo.append((impl, fn))
         rounds, warmup = max(1, self.args.reps // burst), self.args.warmup
@@ -146,13 +147,31 @@ class Bench:
             self._add_row(grp, shape, impl, *spread(s.elapsed_time(e) for s, e in ev[j]), bytes, flops)
 
     def each_env(self, fn):
-        """fn(tag) once per value of --env NAME=v1,v2 with NAME set to it (tag ' v1', ...), else fn('') once."""
+        """fn(tag) once per value of --env NAME=v1,v2 on the context created under it (tag ' v1', ...), else fn('')
+        once."""
         if not self.args.env:
             fn('')
             return
         name, values = self.args.env.split('=', 1)
         for v in values.split(','):
-            with_env(lambda _i, v=v: fn(f' {v}'), name, v)()
+            self.with_env(lambda _i, v=v: fn(f' {v}'), name, v)()
+
+    def with_env(self, fn, name, value):
+        """fn(i) run on a context created with environment variable name = value, one per setting, kept for the
+        run (libhk reads its tuning variables once per context, when it is created); returns what fn returns. fn
+        reaches the context through self.ctx at each call, so it may have been built before."""
+        key = (name, value)
+        if key not in self.env_contexts:
+            self.env_contexts[key] = self.lib.context('auto', env={name: value})
+        ctx = self.env_contexts[key]
+
+        def f(i=0):
+            saved, self.ctx = self.ctx, ctx
+            try:
+                return fn(i)
+            finally:
+                self.ctx = saved
+        return f
 
     def check(self, grp, shape, what, err, limit):
         ok = err <= limit and not math.isnan(err)
@@ -164,22 +183,6 @@ def spread(times):
     """Median, 10th and 90th percentile of per-call times (ms)."""
     t = sorted(times)
     return statistics.median(t), t[len(t) // 10], t[-1 - len(t) // 10]
-
-
-def with_env(fn, name, value):
-    """fn(i) run with environment variable name = value (libhk reads its tuning variables at each call); returns
-    what fn returns."""
-    def f(i=0):
-        saved = os.environ.get(name)
-        os.environ[name] = value
-        try:
-            return fn(i)
-        finally:
-            if saved is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = saved
-    return f
 
 
 def copy_fn(srcs, dsts):
@@ -595,8 +598,8 @@ def main():
     ap.add_argument('--warmup', type=int, default=10)
     ap.add_argument('--libhk-only', action='store_true', help='skip the PyTorch rows (copies still run)')
     ap.add_argument('--ln-p', type=float, default=LN_P, help='dropout probability of the LN rows (0: no mask)')
-    ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME '
-                    '(e.g. HK_CUDA_TUNE_GEMM=p1,sk64), two alternating rounds')
+    ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME, '
+                    'each on a context created under it (e.g. HK_CUDA_TUNE_GEMM=p144,sk64), two alternating rounds')
     args = ap.parse_args()
     LN_P = args.ln_p
     b = Bench(args)

@@ -20,9 +20,12 @@
  * - Pointers passed to ops live on the context's device (host memory for the CPU and emulator backends).
  *   `stream` is a hipStream_t / CUstream on GPU backends, NULL for the default stream, ignored on the CPU.
  * - Functions return hk_status; on failure hk_last_error() (thread-local) says which argument broke which rule.
- * - The library never prints and never aborts. GPU contexts allocate no memory on an op's hot path (once a kernel's
- *   code object is loaded, on its first use). The CPU and emulator backends, references and fallbacks rather than
- *   fast paths, allocate fp32 scratch and start their worker threads in each call (no idle threads between calls).
+ * - The library never prints and never aborts. GPU contexts allocate no host or device memory on an op's hot path:
+ *   a kernel's code object is loaded, and its family's handle table allocated, at the first call that launches it.
+ *   The CPU and emulator backends, references and fallbacks rather than fast paths, allocate host scratch (fp32
+ *   copies, packed panels, row buffers) and start worker threads (HK_NUM_THREADS, default the online cores, less
+ *   the calling one) in each call, and free and join them all before the call returns (no idle threads, nothing
+ *   kept between calls). On every backend, libhk allocates nothing for a call that validation rejects.
  */
 #ifndef HK_H
 #define HK_H

@@ -7,7 +7,8 @@
 #include "cdna/params.h"
 
 typedef struct hk_cdna_launch {
-    char kernel[64];
+    const hk_kernel_set *kernels; /* the family's kernels: hk_cdna_*_kernels */
+    size_t kernel;                /* the one to launch, by index in the set */
     unsigned grid[3], block[3];
     union {
         hk_rotary_params rotary;
@@ -17,7 +18,11 @@ typedef struct hk_cdna_launch {
     } params;
 } hk_cdna_launch;
 
-/* Run one planned launch: hk_gpu_launch for HIP, the emulator for the emulator. */
+/* The CDNA kernel families as kernel sets, so that a HIP context resolves each kernel once (cdna_plan.c says how
+ * an index names a kernel). */
+extern HK_INTERNAL const hk_kernel_set hk_cdna_rotary_kernels, hk_cdna_ln_kernels, hk_cdna_gemm_kernels;
+
+/* Run one planned launch: hk_gpu_launch_indexed for HIP, the emulator for the emulator. */
 typedef hk_status (*hk_cdna_exec)(hk_context *ctx, const hk_cdna_launch *launch, void *stream);
 
 /* Each plan fills up to max launches and returns how many (0: nothing to do), or -1 with why written for an
