@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "common/attn_params.h"
 #include "common/gemm_params.h"
 #include "common/rotary_params.h"
 
