@@ -23,19 +23,21 @@ namespace {
 
 using namespace hk;
 
-/* Per arch: the MFMA atom per input type (16 x 16 x 32: one 16-byte LDS read per lane and fragment; two 16x16x16
- * instructions on gfx942) and the LDS row of a tile, BK elements (64 bytes on gfx942, 128 on gfx950). */
+/* Per arch the MFMA atom per input type: 16 x 16 x 32, one 16-byte LDS read per lane and fragment (two 16x16x16
+ * instructions on gfx942). */
 template <typename T> struct attn_atom;
 #if HK_GFX >= 950
 template <> struct attn_atom<bf16> { using type = mma_bf16_16x16x32; };
 template <> struct attn_atom<f16> { using type = mma_f16_16x16x32; };
-constexpr int kBK = 64;
 #else
 template <> struct attn_atom<bf16> { using type = mma_pair<mma_bf16_16x16x16>; };
 template <> struct attn_atom<f16> { using type = mma_pair<mma_f16_16x16x16>; };
-constexpr int kBK = 32;
 #endif
-constexpr int kBN = 64, kKS = 32, kThreads = HK_CDNA_ATTN_THREADS;
+/* LDS tiles have 128-byte rows (BK elements) on both archs: the 16-row fragment reads stay free of bank conflicts
+ * (lds_tile's swizzle; the emulator checks every read), and a D-deep tile takes D / BK steps, each with a buffer
+ * view of its own whose scalar registers the loop keeps live (64-byte rows run gfx942 out of SGPRs at D = 256).
+ * KV blocks are BN = BK keys. */
+constexpr int kBK = 64, kBN = 64, kKS = 32, kThreads = HK_CDNA_ATTN_THREADS;
 /* Two stages of K and V^T where the arch's LDS holds them, else one. */
 template <int D, int DV> constexpr int kStages = 2 * kBN * (D + DV) * 2 <= kLdsBytes ? 2 : 1;
 
@@ -143,8 +145,6 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
         zero(s);
         HK_UNROLL
         for (int d = 0; d < D / KS; ++d) {
-            if (d * KS >= p.head_dim) /* padding features: zeros in Q and K */
-                break;
             rt<T, BN, KS, A> kf;
             load(kf, ktile(st, d * KS / BK), 0, d * KS % BK);
             mma_abt<Atom>(s, qf[d], kf);
