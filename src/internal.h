@@ -255,6 +255,10 @@ HK_INTERNAL hk_status hk_check_layout(const char *op, const char *name, const ch
 HK_INTERNAL hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a);
 HK_INTERNAL hk_status hk_check_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *a);
 
+/* The kernel parameters of an attention forward (kernels/common/attn_params.h) from its normalised args. */
+struct hk_attn_fwd_params;
+HK_INTERNAL void hk_attn_fwd_resolve(const hk_attn_fwd_args *a, struct hk_attn_fwd_params *p);
+
 /* ---------------------------------------------------------------- vector access rules shared by the GPU backends */
 /* Can a 16-byte vector access start at p? (NULL, an absent optional tensor, imposes nothing.) */
 static inline bool hk_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }

@@ -48,7 +48,7 @@ static const th_coverage th_coverage_list[] = {
 
     /* gfx942 (backends/hip, the emulator): GEMM bf16 and e4m3fnuz in, every layout, alignment and size, to
      * bf16/f16/f32; rotary at any shape; LayerNorm forward up to 65536 (2-byte) / 32768 (f32) aligned columns,
-     * 8192 otherwise, backward up to 16384 / 8192 aligned, 2048 otherwise. */
+     * 8192 otherwise, backward up to 16384 / 8192 aligned, 2048 otherwise; the attention forward. */
     {"gfx942", "gemm", "*"},
     {"gfx942", "gemm", "!*_f16_to_*"},       /* f16 and f32 inputs: not built */
     {"gfx942", "gemm", "!*_f32_to_*"},
@@ -57,6 +57,10 @@ static const th_coverage th_coverage_list[] = {
     {"gfx942", "rotary", "*"},
     {"gfx942", "ln_fused", "*"},
     {"gfx942", "ln_fused", "!ln_bwd_given_random_mask_f32_300x12000_dz_extra"}, /* f32 backward: 8192 columns */
+    /* attention forward: bf16/f16, head_dim and head_dim_v up to 256 (192/128), every mask, layout and length */
+    {"gfx942", "attention", "*"},
+    {"gfx942", "attention", "!bwd_*"},       /* the backward is not built for CDNA */
+    {"gfx942", "attention", "!*f32*"},       /* f32 attention: the CPU backend only (dtype rule of supports()) */
 
     /* gfx950: as gfx942 with OCP e4m3 in place of e4m3fnuz. */
     {"gfx950", "gemm", "*"},
@@ -67,6 +71,9 @@ static const th_coverage th_coverage_list[] = {
     {"gfx950", "rotary", "*"},
     {"gfx950", "ln_fused", "*"},
     {"gfx950", "ln_fused", "!ln_bwd_given_random_mask_f32_300x12000_dz_extra"},
+    {"gfx950", "attention", "*"},
+    {"gfx950", "attention", "!bwd_*"},
+    {"gfx950", "attention", "!*f32*"},
 };
 
 const char *th_coverage_stale(const char *group, bool (*registered)(const char *name))

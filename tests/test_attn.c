@@ -110,15 +110,15 @@ static const attn_case fwd_cases[] = {
     {"packed_qkv_varlen_f16", TH_ALL, F16, .batch = 3, .sq = 40, .sk = 40, .hq = 2, .hkv = 2, .d = 128,
      .causal = 1, .varlen = 1, .lens_q = {40, 0, 13}, .lens_k = {40, 0, 13}, .packed = 1},
     /* long sequences */
-    {"long_1000_causal_gqa", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
+    {"long_1000_causal_gqa", TH_ALL, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
      .causal = 1},
-    {"long_1000x127_d128", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
-    {"long_4097_causal", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
+    {"long_1000x127_d128", TH_ALL, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
+    {"long_4097_causal", TH_ALL, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .causal = 1},
-    {"long_4097_window_softcap", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
+    {"long_4097_window_softcap", TH_ALL, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .window = 1, .left = 1000, .right = 100, .softcap = 10.0f},
-    {"long_1000x4097_f16", TH_NOT_EMU, F16, .batch = 1, .sq = 1000, .sk = 4097, .hq = 1, .hkv = 1, .d = 64},
-    {"strided_odd_pad", TH_NOT_EMU, BF, .batch = 2, .sq = 31, .sk = 45, .hq = 3, .hkv = 3, .d = 64, .causal = 1,
+    {"long_1000x4097_f16", TH_ALL, F16, .batch = 1, .sq = 1000, .sk = 4097, .hq = 1, .hkv = 1, .d = 64},
+    {"strided_odd_pad", TH_ALL, BF, .batch = 2, .sq = 31, .sk = 45, .hq = 3, .hkv = 3, .d = 64, .causal = 1,
      .pad = 3},
 };
 

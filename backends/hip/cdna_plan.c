@@ -403,6 +403,68 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
     return 1;
 }
 
+/* ---------------------------------------------------------------- attention forward
+ * Mirrors kernels/cdna/attn_fwd.hip: kernels hk_attn_fwd_<bf16|f16>_d<D>_<DV>[_u], one per padded (D, DV), smallest
+ * first; BM = HK_CDNA_ATTN_BM(D) query rows per block. */
+static const int attn_dims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+
+/* Whole 16-byte vectors everywhere: base, seq and head strides (and the batch stride unless varlen). */
+static bool attn_aligned(const void *p, const int64_t s[3], bool varlen)
+{
+    return hk_aligned16(p) && s[1] % 8 == 0 && s[2] % 8 == 0 && (varlen || s[0] % 8 == 0);
+}
+
+int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *why, size_t why_size)
+{
+    if (a->dtype != HK_DTYPE_BF16 && a->dtype != HK_DTYPE_F16) {
+        hk_format(why, why_size, "dtype %s; supported: bf16, f16 (f32 attention runs on the CPU backend)",
+                  hk_dtype_name(a->dtype));
+        return -1;
+    }
+    size_t inst = 0;
+    while (inst < sizeof attn_dims / sizeof attn_dims[0] &&
+           (attn_dims[inst][0] < a->head_dim || attn_dims[inst][1] < a->head_dim_v))
+        ++inst;
+    if (inst == sizeof attn_dims / sizeof attn_dims[0]) {
+        hk_format(why, why_size, "head_dim %lld / head_dim_v %lld; supported: up to 64/64, 128/128, 192/128, 256/256",
+                  (long long)a->head_dim, (long long)a->head_dim_v);
+        return -1;
+    }
+    const int d = attn_dims[inst][0], dv = attn_dims[inst][1], bm = HK_CDNA_ATTN_BM(d);
+    /* int32 row arithmetic, and every tile's buffer view (128 rows of one tensor) below 2^31 bytes. */
+    const int64_t limit = (int64_t)1 << 22, m_blocks = (a->seqlen_q + bm - 1) / bm;
+    if (a->seqlen_q >= ((int64_t)1 << 29) || a->seqlen_k >= ((int64_t)1 << 29) ||
+        m_blocks * a->heads_q * a->batch > INT32_MAX) {
+        hk_format(why, why_size, "seqlen_q %lld, seqlen_k %lld (below 2^29 each) and %lld x %lld x %lld blocks "
+                  "(at most 2^31 - 1)", (long long)a->seqlen_q, (long long)a->seqlen_k, (long long)m_blocks,
+                  (long long)a->heads_q, (long long)a->batch);
+        return -1;
+    }
+    if (a->q_stride[1] >= limit || a->k_stride[1] >= limit || a->v_stride[1] >= limit || a->o_stride[1] >= limit) {
+        hk_format(why, why_size, "sequence strides q %lld, k %lld, v %lld, o %lld; each below 2^22 elements",
+                  (long long)a->q_stride[1], (long long)a->k_stride[1], (long long)a->v_stride[1],
+                  (long long)a->o_stride[1]);
+        return -1;
+    }
+    if (a->batch == 0 || a->seqlen_q == 0)
+        return 0;
+    const bool varlen = a->cu_seqlens_q != NULL;
+    const bool aligned = a->head_dim % 8 == 0 && a->head_dim_v % 8 == 0 && attn_aligned(a->q, a->q_stride, varlen) &&
+                         attn_aligned(a->k, a->k_stride, varlen) && attn_aligned(a->v, a->v_stride, varlen) &&
+                         attn_aligned(a->o, a->o_stride, varlen);
+    hk_cdna_launch *L = out;
+    memset(L, 0, sizeof *L);
+    snprintf(L->kernel, sizeof L->kernel, "hk_attn_fwd_%s_d%d_%d%s", a->dtype == HK_DTYPE_BF16 ? "bf16" : "f16", d,
+             dv, aligned ? "" : "_u");
+    L->grid[0] = (unsigned)(m_blocks * a->heads_q * a->batch);
+    L->grid[1] = L->grid[2] = 1;
+    L->block[0] = HK_CDNA_ATTN_THREADS;
+    L->block[1] = L->block[2] = 1;
+    hk_attn_fwd_resolve(a, &L->params.attn);
+    L->params.attn.m_blocks = (int32_t)m_blocks;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- variant bodies */
 
 static int plan(const hk_context *ctx, hk_op op, int schedule, const void *args, hk_cdna_launch out[2], char *why,
@@ -413,6 +475,7 @@ static int plan(const hk_context *ctx, hk_op op, int schedule, const void *args,
     case HK_OP_ROTARY: return hk_cdna_plan_rotary(args, out, why, why_size);
     case HK_OP_LN_FUSED: return hk_cdna_plan_ln(args, out, why, why_size);
     case HK_OP_LN_FUSED_BWD: return hk_cdna_plan_ln_bwd(args, out, why, why_size);
+    case HK_OP_ATTN_FWD: return hk_cdna_plan_attn_fwd(args, out, why, why_size);
     default: hk_format(why, why_size, "no CDNA kernel for %s", hk_op_name(op)); return -1;
     }
 }
@@ -424,6 +487,7 @@ static void *stream_of(hk_op op, const void *args)
     case HK_OP_LN_FUSED: return ((const hk_ln_fused_args *)args)->stream;
     case HK_OP_LN_FUSED_BWD: return ((const hk_ln_fused_bwd_args *)args)->stream;
     case HK_OP_GEMM: return ((const hk_gemm_args *)args)->stream;
+    case HK_OP_ATTN_FWD: return ((const hk_attn_fwd_args *)args)->stream;
     default: return NULL;
     }
 }

@@ -3,6 +3,9 @@
 #ifndef HK_CDNA_PARAMS_H
 #define HK_CDNA_PARAMS_H
 
+#include <stdint.h>
+
+#include "common/attn_params.h"
 #include "common/gemm_params.h"
 #include "common/ln_params.h"
 #include "common/rotary_params.h"

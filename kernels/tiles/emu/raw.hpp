@@ -88,6 +88,8 @@ inline float flush(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f
 inline float exp2(float x) { return flush((float)::exp2((double)flush(x))); }
 inline float rcp(float x) { return flush((float)(1.0 / (double)flush(x))); }
 inline float rsq(float x) { return flush((float)(1.0 / ::sqrt((double)flush(x)))); }
+/* v_log_f32: log2, denormal inputs flushed (log2(0) = -inf, negative inputs NaN). */
+inline float log2(float x) { return (float)::log2((double)flush(x)); }
 
 /* ---------------------------------------------------------------- cross-lane (docs/amd/cross-lane.md) */
 struct lane_io {
@@ -366,7 +368,7 @@ template <int Bytes> inline void lds_write(void *p, bytes_t<Bytes> v)
  * column); the gfx950 f8f6f4 forms split k into 16-wide runs: item 16 * (k / S) + k % 16 of lane group
  * (k % S) / 16, S = 16 * 64 / M. Result: D[i][j] is item (i % 4) + 4 * (i / (4 * MI)) of lane
  * j + N * ((i / 4) % MI), MI = 64 / N.
- * Numerics: products exact, summed in double over groups of G logical k (8 for bf16, 16 for fp8, in increasing
+ * Numerics: products exact, summed in double over groups of G logical k (8 for bf16 and f16, 16 for fp8, in increasing
  * k), each group added to the fp32 accumulator with one rounding (docs/amd/mfma.md: the CDNA3 model truncates
  * inside a group; exact for the integer-valued test data, within a few ulps otherwise). */
 inline double bf16_value(uint16_t b)
@@ -395,7 +397,8 @@ template <int M, int N, int KL, typename T, bool F8F6F4> struct mfma_io {
     float c[M * N / 64];
 };
 
-template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G>
+/* F16: 16-bit operands are IEEE half (else bf16). */
+template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, bool F16>
 void mfma_op(void *const io[64], uint64_t exec, const void *)
 {
     using IO = mfma_io<M, N, KL, T, F8F6F4>;
@@ -413,6 +416,11 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
         }
     };
     static_assert(K * M == KL * 64 && K * N == KL * 64, "MFMA shape");
+    auto value = [gfx](T x) -> double {
+        if (sizeof(T) == 1)
+            return fp8_value((uint8_t)x, gfx);
+        return F16 ? (double)f16_to_f32((uint16_t)x) : bf16_value((uint16_t)x);
+    };
     /* The operands by logical (row, k), decoded once: A[i][k] and B^T[j][k]. */
     double a[M][K], b[N][K];
     for (int i = 0; i < M; ++i)
@@ -420,14 +428,14 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
             int l, e;
             place(i, k, M, l, e);
             const T x = static_cast<IO *>(io[l])->a[e];
-            a[i][k] = sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx);
+            a[i][k] = value(x);
         }
     for (int j = 0; j < N; ++j)
         for (int k = 0; k < K; ++k) {
             int l, e;
             place(j, k, N, l, e);
             const T x = static_cast<IO *>(io[l])->b[e];
-            b[j][k] = sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx);
+            b[j][k] = value(x);
         }
     constexpr int MI = 64 / N;
     for (int i = 0; i < M; ++i)
@@ -443,14 +451,14 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
             }
         }
 }
-template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, int C>
+template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, int C, bool F16 = false>
 inline void mfma(float (&c)[C], const T (&a)[KL], const T (&b)[KL])
 {
     mfma_io<M, N, KL, T, F8F6F4> io;
     memcpy(io.a, a, sizeof io.a);
     memcpy(io.b, b, sizeof io.b);
     memcpy(io.c, c, sizeof io.c);
-    hk_emu_collective(mfma_op<M, N, K, KL, T, F8F6F4, G>, &io, nullptr, 0);
+    hk_emu_collective(mfma_op<M, N, K, KL, T, F8F6F4, G, F16>, &io, nullptr, 0);
     memcpy(c, io.c, sizeof io.c);
 }
 
@@ -462,7 +470,23 @@ inline void mfma_32x32x8_bf16(float (&c)[16], const uint16_t (&a)[4], const uint
 {
     mfma<32, 32, 8, 4, uint16_t, false, 8>(c, a, b);
 }
+inline void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
+{
+    mfma<16, 16, 16, 4, uint16_t, false, 8, 4, true>(c, a, b);
+}
+inline void mfma_32x32x8_f16(float (&c)[16], const uint16_t (&a)[4], const uint16_t (&b)[4])
+{
+    mfma<32, 32, 8, 4, uint16_t, false, 8, 16, true>(c, a, b);
+}
 #if HK_GFX >= 950
+inline void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    mfma<16, 16, 32, 8, uint16_t, false, 8, 4, true>(c, a, b);
+}
+inline void mfma_32x32x16_f16(float (&c)[16], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    mfma<32, 32, 16, 8, uint16_t, false, 8, 16, true>(c, a, b);
+}
 inline void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
 {
     mfma<16, 16, 32, 8, uint16_t, false, 8>(c, a, b);
