@@ -123,6 +123,7 @@ enum {
     HK_KERNELS_CDNA_GEMM,
     HK_KERNELS_CDNA_ROTARY,
     HK_KERNELS_CDNA_LN,
+    HK_KERNELS_CDNA_ATTN,
     HK_KERNEL_SETS
 };
 typedef struct hk_kernel_set {

@@ -69,6 +69,21 @@ static bool gemm_kernel_name(size_t index, char *buf, size_t size)
 }
 const hk_kernel_set hk_cdna_gemm_kernels = {HK_KERNELS_CDNA_GEMM, GEMM_KERNELS, gemm_kernel_name};
 
+/* hk_attn_fwd_<bf16|f16>_d<D>_<DV>[_u] at (type * ATTN_DIMS + dims) * 2 + unaligned: one kernel per padded (D, DV)
+ * of attn_dims, smallest first. */
+static const int attn_dims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+enum { ATTN_DIMS = sizeof attn_dims / sizeof attn_dims[0], ATTN_KERNELS = 2 * ATTN_DIMS * 2 };
+static bool attn_kernel_name(size_t index, char *buf, size_t size)
+{
+    if (index >= ATTN_KERNELS)
+        return false;
+    const size_t dims = index / 2 % ATTN_DIMS;
+    hk_format(buf, size, "hk_attn_fwd_%s_d%d_%d%s", type_names[index / (2 * ATTN_DIMS)], attn_dims[dims][0],
+              attn_dims[dims][1], index % 2 ? "_u" : "");
+    return true;
+}
+const hk_kernel_set hk_cdna_attn_kernels = {HK_KERNELS_CDNA_ATTN, ATTN_KERNELS, attn_kernel_name};
+
 /* ---------------------------------------------------------------- rotary */
 
 int hk_cdna_plan_rotary(const hk_rotary_args *a, hk_cdna_launch *out, char *why, size_t why_size)
@@ -404,9 +419,7 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
 }
 
 /* ---------------------------------------------------------------- attention forward
- * Mirrors kernels/cdna/attn_fwd.hip: kernels hk_attn_fwd_<bf16|f16>_d<D>_<DV>[_u], one per padded (D, DV), smallest
- * first; BM = HK_CDNA_ATTN_BM(D) query rows per block. */
-static const int attn_dims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+ * Mirrors kernels/cdna/attn_fwd.hip: BM = HK_CDNA_ATTN_BM(D) query rows per block. */
 
 /* Whole 16-byte vectors everywhere: base, seq and head strides (and the batch stride unless varlen). */
 static bool attn_aligned(const void *p, const int64_t s[3], bool varlen)
@@ -422,10 +435,10 @@ int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *
         return -1;
     }
     size_t inst = 0;
-    while (inst < sizeof attn_dims / sizeof attn_dims[0] &&
+    while (inst < ATTN_DIMS &&
            (attn_dims[inst][0] < a->head_dim || attn_dims[inst][1] < a->head_dim_v))
         ++inst;
-    if (inst == sizeof attn_dims / sizeof attn_dims[0]) {
+    if (inst == ATTN_DIMS) {
         hk_format(why, why_size, "head_dim %lld / head_dim_v %lld; supported: up to 64/64, 128/128, 192/128, 256/256",
                   (long long)a->head_dim, (long long)a->head_dim_v);
         return -1;
@@ -454,8 +467,8 @@ int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *
                          attn_aligned(a->o, a->o_stride, varlen);
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
-    snprintf(L->kernel, sizeof L->kernel, "hk_attn_fwd_%s_d%d_%d%s", a->dtype == HK_DTYPE_BF16 ? "bf16" : "f16", d,
-             dv, aligned ? "" : "_u");
+    L->kernels = &hk_cdna_attn_kernels;
+    L->kernel = ((a->dtype == HK_DTYPE_BF16 ? 0 : 1) * ATTN_DIMS + inst) * 2 + !aligned;
     L->grid[0] = (unsigned)(m_blocks * a->heads_q * a->batch);
     L->grid[1] = L->grid[2] = 1;
     L->block[0] = HK_CDNA_ATTN_THREADS;

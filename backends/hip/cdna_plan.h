@@ -21,7 +21,8 @@ typedef struct hk_cdna_launch {
 
 /* The CDNA kernel families as kernel sets, so that a HIP context resolves each kernel once (cdna_plan.c says how
  * an index names a kernel). */
-extern HK_INTERNAL const hk_kernel_set hk_cdna_rotary_kernels, hk_cdna_ln_kernels, hk_cdna_gemm_kernels;
+extern HK_INTERNAL const hk_kernel_set hk_cdna_rotary_kernels, hk_cdna_ln_kernels, hk_cdna_gemm_kernels,
+    hk_cdna_attn_kernels;
 
 /* Run one planned launch: hk_gpu_launch_indexed for HIP, the emulator for the emulator. */
 typedef hk_status (*hk_cdna_exec)(hk_context *ctx, const hk_cdna_launch *launch, void *stream);

@@ -24,6 +24,7 @@ static const family families[] = {
     {"rotary", &hk_cdna_rotary_kernels},
     {"ln_fused", &hk_cdna_ln_kernels},
     {"gemm", &hk_cdna_gemm_kernels},
+    {"attn_fwd", &hk_cdna_attn_kernels},
 };
 
 /* Is `kernel` one of the comma-separated names of list? */
