@@ -8,6 +8,7 @@ extern HK_INTERNAL const hk_variant hk_cuda_rotary;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd;
 extern HK_INTERNAL const hk_variant hk_cuda_gemm;
+extern HK_INTERNAL const hk_variant hk_cuda_gemm_any;
 extern HK_INTERNAL const hk_variant hk_cuda_attn_fwd;
 
 #endif
