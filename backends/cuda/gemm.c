@@ -12,8 +12,8 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
     (void)ctx;
     const hk_gemm_args *a = args;
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
-    if (a->a_type != HK_DTYPE_BF16 && !fp8) {
-        hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, fp8_e4m3", hk_dtype_name(a->a_type));
+    if (a->a_type != HK_DTYPE_BF16 && a->a_type != HK_DTYPE_F16 && !fp8) {
+        hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, f16, fp8_e4m3", hk_dtype_name(a->a_type));
         return HK_ERR_UNSUPPORTED;
     }
     if (!hk_gemm_plan_built(a, HK_GEMM_P256)) {
@@ -61,7 +61,7 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
         return HK_OK;
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
     const size_t ei = hk_dtype_size(a->a_type), eo = hk_dtype_size(a->d_type);
-    const int in_type = fp8 ? HK_CU_TMAP_UINT8 : HK_CU_TMAP_BFLOAT16;
+    const int in_type = fp8 ? HK_CU_TMAP_UINT8 : a->a_type == HK_DTYPE_F16 ? HK_CU_TMAP_FLOAT16 : HK_CU_TMAP_BFLOAT16;
     const uint32_t box_k = HK_GEMM_BOX_K / (uint32_t)ei;
     hk_gemm_plan plan;
     hk_gemm_plan_call(a, ctx->multiprocessors > 0 ? ctx->multiprocessors : 1, &ctx->tuning, &plan);
@@ -125,7 +125,8 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "parked in the caller's workspace and added by a second kernel; with a workspace, long K over two or more "
                    "rounds of persistent tiles whose last round is part empty: the last two rounds' tiles in 2-3 parts of "
                    "K, the last part to finish adding them; skinny M (<= 64, row-major A) as "
-                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> "
+                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, f16 likewise on the "
+                   "persistent 128 x 256 and 128 x 128 and the 64 x 64 tiles, fp8 e4m3 (trans_a 0, trans_b 1) -> "
                    "bf16/f32 (without fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three "
                    "consumer warpgroups or tiles up to 192 wide, the next k-block in flight on tiles up to 128 "
                    "wide, 128 x 128 ones storing a tile during the next); a, b 16-byte aligned rows",

@@ -156,6 +156,15 @@ struct mma_bf16_16x16x16 {
         raw::mfma_16x16x16_bf16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
     }
 };
+struct mma_f16_16x16x16 {
+    using A = layout_a<16, 4>;
+    using B = layout_b<16, 4>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const f16 (&a)[4], const f16 (&b)[4])
+    {
+        raw::mfma_16x16x16_f16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
+    }
+};
 struct mma_bf16_32x32x8 {
     using A = layout_a<32, 4>;
     using B = layout_b<32, 4>;
@@ -173,6 +182,15 @@ struct mma_bf16_16x16x32 {
     HK_DEV static void mma(float (&c)[4], const bf16 (&a)[8], const bf16 (&b)[8])
     {
         raw::mfma_16x16x32_bf16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
+    }
+};
+struct mma_f16_16x16x32 {
+    using A = layout_a<16, 8>;
+    using B = layout_b<16, 8>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const f16 (&a)[8], const f16 (&b)[8])
+    {
+        raw::mfma_16x16x32_f16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
     }
 };
 struct mma_bf16_32x32x16 {

@@ -25,6 +25,7 @@ namespace hk {
 namespace raw {
 
 typedef short v4i16 __attribute__((ext_vector_type(4)));
+typedef _Float16 v4f16 __attribute__((ext_vector_type(4)));
 typedef float v4f32 __attribute__((ext_vector_type(4)));
 typedef float v16f32 __attribute__((ext_vector_type(16)));
 typedef uint32_t v2u32 __attribute__((ext_vector_type(2)));
@@ -153,6 +154,13 @@ HK_DEV void mfma_32x32x8_bf16(float (&c)[16], const uint16_t (&a)[4], const uint
 {
     v16f32 r = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(v4i16, a), __builtin_bit_cast(v4i16, b),
                                                         __builtin_bit_cast(v16f32, c), 0, 0, 0);
+    __builtin_memcpy(c, &r, sizeof c);
+}
+/* f16: the bf16 form's layout (v_mfma_f32_16x16x16_f16), the items as IEEE half bit patterns. */
+HK_DEV void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
+{
+    v4f32 r = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(v4f16, a), __builtin_bit_cast(v4f16, b),
+                                                    __builtin_bit_cast(v4f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
 

@@ -8,6 +8,7 @@ namespace hk {
 namespace raw {
 
 typedef __bf16 v8bf16 __attribute__((ext_vector_type(8)));
+typedef _Float16 v8f16 __attribute__((ext_vector_type(8)));
 typedef int v8i32 __attribute__((ext_vector_type(8)));
 
 HK_DEV void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
@@ -20,6 +21,12 @@ HK_DEV void mfma_32x32x16_bf16(float (&c)[16], const uint16_t (&a)[8], const uin
 {
     v16f32 r = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(v8bf16, a), __builtin_bit_cast(v8bf16, b),
                                                        __builtin_bit_cast(v16f32, c), 0, 0, 0);
+    __builtin_memcpy(c, &r, sizeof c);
+}
+HK_DEV void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    v4f32 r = __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(v8f16, a), __builtin_bit_cast(v8f16, b),
+                                                     __builtin_bit_cast(v4f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
 

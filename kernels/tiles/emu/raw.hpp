@@ -376,6 +376,18 @@ inline double bf16_value(uint16_t b)
     memcpy(&f, &u, 4);
     return f;
 }
+/* f16 items: IEEE half bit patterns (a type of their own, so that the MFMA decodes them as half, not bf16). */
+struct f16_item {
+    uint16_t bits;
+};
+inline double f16_value(uint16_t h)
+{
+    const int s = h >> 15, E = (h >> 10) & 31, m = h & 1023;
+    const double sign = s ? -1.0 : 1.0;
+    if (E == 31)
+        return m ? NAN : sign * INFINITY;
+    return E == 0 ? sign * m * ldexp(1.0, -24) : sign * (1024 + m) * ldexp(1.0, E - 25);
+}
 inline double fp8_value(uint8_t b, int gfx)
 {
     int s = b >> 7, E = (b >> 3) & 15, m = b & 7;
@@ -389,6 +401,11 @@ inline double fp8_value(uint8_t b, int gfx)
         return NAN;
     return E == 0 ? sign * m * ldexp(1.0, -9) : sign * (8 + m) * ldexp(1.0, E - 10);
 }
+
+/* An item by its storage type: bf16 (uint16_t), f16 (f16_item), the arch's fp8 (uint8_t). */
+inline double item_value(uint16_t x, int) { return bf16_value(x); }
+inline double item_value(f16_item x, int) { return f16_value(x.bits); }
+inline double item_value(uint8_t x, int gfx) { return fp8_value(x, gfx); }
 
 template <int M, int N, int KL, typename T, bool F8F6F4> struct mfma_io {
     T a[KL], b[KL];
@@ -419,15 +436,13 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
         for (int k = 0; k < K; ++k) {
             int l, e;
             place(i, k, M, l, e);
-            const T x = static_cast<IO *>(io[l])->a[e];
-            a[i][k] = sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx);
+            a[i][k] = item_value(static_cast<IO *>(io[l])->a[e], gfx);
         }
     for (int j = 0; j < N; ++j)
         for (int k = 0; k < K; ++k) {
             int l, e;
             place(j, k, N, l, e);
-            const T x = static_cast<IO *>(io[l])->b[e];
-            b[j][k] = sizeof(T) == 2 ? bf16_value((uint16_t)x) : fp8_value((uint8_t)x, gfx);
+            b[j][k] = item_value(static_cast<IO *>(io[l])->b[e], gfx);
         }
     constexpr int MI = 64 / N;
     for (int i = 0; i < M; ++i)
@@ -443,9 +458,10 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
             }
         }
 }
-template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, int C>
-inline void mfma(float (&c)[C], const T (&a)[KL], const T (&b)[KL])
+template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, int C, typename U>
+inline void mfma(float (&c)[C], const U (&a)[KL], const U (&b)[KL])
 {
+    static_assert(sizeof(T) == sizeof(U), "T: how the items decode, U: their storage");
     mfma_io<M, N, KL, T, F8F6F4> io;
     memcpy(io.a, a, sizeof io.a);
     memcpy(io.b, b, sizeof io.b);
@@ -462,6 +478,10 @@ inline void mfma_32x32x8_bf16(float (&c)[16], const uint16_t (&a)[4], const uint
 {
     mfma<32, 32, 8, 4, uint16_t, false, 8>(c, a, b);
 }
+inline void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
+{
+    mfma<16, 16, 16, 4, f16_item, false, 8>(c, a, b);
+}
 #if HK_GFX >= 950
 inline void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
 {
@@ -470,6 +490,10 @@ inline void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint
 inline void mfma_32x32x16_bf16(float (&c)[16], const uint16_t (&a)[8], const uint16_t (&b)[8])
 {
     mfma<32, 32, 16, 8, uint16_t, false, 8>(c, a, b);
+}
+inline void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    mfma<16, 16, 32, 8, f16_item, false, 8>(c, a, b);
 }
 inline void mfma_16x16x128_fp8(float (&c)[4], const uint8_t (&a)[32], const uint8_t (&b)[32])
 {
