@@ -440,6 +440,16 @@ static const forced_case forced_cases[] = {
       0.5f, 2.0f, 0}, "pf128:3", 1},
     {{"nn_bf16_1728x2048x264_workspace_finale3_t96_alias", TH_GPU, 1728, 2048, 264, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0.5f, C_ALIAS,
       0, 0, 0}, "t96:3", 1},
+    /* A or B rows off 16 bytes with the workspace hk_gemm_workspace_size asks for: sm_90a copies them to aligned rows
+     * there and runs the TMA kernels (A, B, both; 16-bit and fp8) */
+    {{"nn_bf16_333x1000x777_workspace_repack_a", TH_NOT_EMU, 333, 1000, 777, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     NULL, 1},
+    {{"tn_f16_to_f16_1000x333x777_workspace_repack_b_beta", TH_NOT_EMU, 1000, 333, 777, F16, F16, 1, 0, 0, 0, 0, 0, 1, 0.5f,
+      C_SEPARATE, 0, 0, 0}, NULL, 1},
+    {{"tt_bf16_129x257x8191_workspace_repack_both_f32", TH_GPU, 129, 257, 8191, BF, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0,
+      0}, NULL, 1},
+    {{"nt_e4m3fn_130x250x777_workspace_repack", TH_NOT_EMU, 130, 250, 777, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f,
+      0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
 

@@ -28,16 +28,41 @@ static int hk_gemm_any_out(hk_dtype t)
     return t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F32 ? 1 : t == HK_DTYPE_F16 ? 2 : -1;
 }
 
-/* Kernel in * 3 + out; fp8 operands have no f16 output (hk.h). */
+/* Kernel in * 3 + out (fp8 operands have no f16 output: hk.h), then the repacks of 1- and 2-byte elements. */
+enum { HK_GEMM_ANY_REPACK = 15 };
 static bool hk_gemm_any_kernel_name(size_t index, char *buf, size_t size)
 {
+    if (index >= HK_GEMM_ANY_REPACK) {
+        if (index > HK_GEMM_ANY_REPACK + 1)
+            return false;
+        hk_format(buf, size, "hk_gemm_sm90_repack_%d", (int)(index - HK_GEMM_ANY_REPACK + 1));
+        return true;
+    }
     const size_t in = index / 3, out = index % 3;
     if (in >= 5 || (in >= 3 && out == 2))
         return false;
     hk_format(buf, size, "hk_gemm_sm90_any_%s_%s", hk_gemm_any_ins[in], hk_gemm_any_outs[out]);
     return true;
 }
-static const hk_kernel_set hk_gemm_any_kernels = {HK_KERNELS_CUDA_GEMM_ANY, 5 * 3, hk_gemm_any_kernel_name};
+static const hk_kernel_set hk_gemm_any_kernels = {HK_KERNELS_CUDA_GEMM_ANY, HK_GEMM_ANY_REPACK + 2, hk_gemm_any_kernel_name};
+
+hk_status hk_cuda_gemm_repack(hk_context *ctx, const void *src, int64_t ld, int64_t rows, int64_t cols, size_t esize,
+                              void *dst, int64_t ld_dst, void *stream)
+{
+    const int64_t vecs = rows * (ld_dst / (16 / (int64_t)esize)), most = (ctx->multiprocessors > 0 ? ctx->multiprocessors : 1) * 16;
+    int64_t blocks = (vecs + HK_GEMM_ANY_THREADS - 1) / HK_GEMM_ANY_THREADS;
+    blocks = blocks < most ? blocks : most; /* a grid-stride loop over the rest */
+    const unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {HK_GEMM_ANY_THREADS, 1, 1};
+    void *params[] = {&src, &ld, &dst, &ld_dst, &rows, &cols};
+    return hk_gpu_launch_indexed(ctx, &hk_gemm_any_kernels, HK_GEMM_ANY_REPACK + (esize == 2), false, grid, block, 0,
+                                 stream, params);
+}
+
+/* Bytes with which the TMA kernels take the call instead (the operands copied to aligned rows first). */
+static size_t hk_cuda_gemm_any_workspace(const hk_context *ctx, const void *args)
+{
+    return hk_cuda_gemm_packed_workspace(ctx, args);
+}
 
 static int64_t hk_gemm_any_tiles(const hk_gemm_args *a)
 {
@@ -96,4 +121,6 @@ HK_INTERNAL const hk_variant hk_cuda_gemm_any = {
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_any_supports,
     .run = hk_cuda_gemm_any_run,
+    .workspace = hk_cuda_gemm_any_workspace,
+    .workspace_optional = true,
 };

@@ -287,7 +287,38 @@ __device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *
     }
 }
 
+/* Rows x cols elements of ES bytes at src (ld_src apart) to dst, rows ld_dst apart (a multiple of 16 bytes, dst
+ * 16-byte aligned), so that the TMA kernels can read them; the columns past cols up to ld_dst are written as zero.
+ * A thread gathers 16 bytes of a row element by element and stores them as one vector. */
+template <int ES>
+__device__ __forceinline__ void gemm_repack(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,
+                                            int64_t cols)
+{
+    using elem = std::conditional_t<ES == 1, uint8_t, uint16_t>;
+    constexpr int per = 16 / ES;
+    const elem *s = static_cast<const elem *>(src);
+    const int64_t vecs = ld_dst / per, total = rows * vecs, stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < total; v += stride) {
+        const int64_t r = v / vecs, c0 = (v - r * vecs) * per;
+        elem e[per];
+#pragma unroll
+        for (int i = 0; i < per; ++i) e[i] = c0 + i < cols ? __ldg(s + r * ld_src + c0 + i) : elem(0);
+        uint4 w;
+        memcpy(&w, e, 16);
+        *reinterpret_cast<uint4 *>(static_cast<elem *>(dst) + r * ld_dst + c0) = w;
+    }
+}
+
 } // namespace hk::hopper
+
+#define HK_GEMM_REPACK(es)                                                                                             \
+    extern "C" __global__ void __launch_bounds__(HK_GEMM_ANY_THREADS)                                                  \
+        hk_gemm_sm90_repack_##es(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows, int64_t cols) \
+    {                                                                                                                  \
+        hk::hopper::gemm_repack<es>(src, ld_src, dst, ld_dst, rows, cols);                                             \
+    }
+HK_GEMM_REPACK(1)
+HK_GEMM_REPACK(2)
 
 #define HK_GEMM_ANY_KERNEL(in, out, body, T, TO)                                                                       \
     extern "C" __global__ void __launch_bounds__(HK_GEMM_ANY_THREADS)                                                  \
