@@ -1,6 +1,6 @@
 """GEMM rows (libhk vs torch.matmul = cuBLAS, and torch._scaled_mm for fp8) on the same random inputs, timed
 with bench/peers.py's Bench:
-    HK_LIB=build/libhk.so.1 python3 bench/gemm_bench.py [--reps N] [--sweep]
+    HK_LIB=build/libhk.so.1 python3 bench/gemm_bench.py [--reps N] [--sweep] [--cover]
 Contenders of a shape are timed call by call in alternation (the card is power-capped under sustained GEMM).
 --sweep adds libhk under each HK_CUDA_TUNE_GEMM launch shape. Compute-bound: inputs are not rotated (a 4096^3
 GEMM re-reads its 64 MB of operands from L2 either way)."""
@@ -86,6 +86,9 @@ def tuned(b, run, tune):
 
 def bench_gemm(b):
     dev = b.dev
+    if getattr(b.args, 'cover', False):  # gemm_bench.py --cover
+        bench_cover(b)
+        return
     # correctness first: ragged nn.Linear layout with alpha/beta and C aliasing D, then fp8 with scales
     m, n, k = 1000, 1500, 776
     a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
@@ -171,6 +174,7 @@ def bench_gemm(b):
             b.check('gemm', f'{m}x{n}x{k} e4m3 -> f32', f'torch._scaled_mm use_fast_accum={bool(fast)} vs float64 '
                     '(the peer, for scale)', rel_err(peer, ref), 1.0)
         del a, w, ref, out, peer
+    bench_cover(b)
     for s in (8192, 16384):
         shape = f'{s}x{s}x{s}'
         a = (torch.randn(s, s, device=dev) * 2).to(fp8_type(b))
@@ -191,6 +195,34 @@ def bench_gemm(b):
         del a, w, out
 
 
+def bench_cover(b):
+    """The calls the TMA kernels do not take (cuda.gemm.any: leading dimensions off 16 bytes, fp32 operands) and f16
+    operands, each beside torch.matmul on the same tensors (cuBLAS on the same strides and dtypes; fp32 without TF32)."""
+    dev = b.dev
+    rows = [(333, 1000, 777, torch.bfloat16, False, 'bf16 nn, lda 777'), (4095, 4095, 4095, torch.bfloat16, False,
+            'bf16 nn, lda 4095'), (333, 1000, 777, torch.float16, False, 'f16 nn, lda 777'),
+            (4096, 4096, 4096, torch.float16, True, 'f16 nt'), (4096, 4096, 4096, torch.float32, False, 'f32 nn'),
+            (4095, 4095, 4095, torch.float32, True, 'f32 nt, ld 4095')]
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        for (m, n, k, dt, trans_b, what) in rows:
+            a = torch.randn(m, k, device=dev, dtype=dt)
+            w = torch.randn(n, k, device=dev, dtype=dt) if trans_b else torch.randn(k, n, device=dev, dtype=dt)
+            out = torch.full((m, n), float('nan'), device=dev, dtype=dt)
+            run = hk_gemm_fn(b, a, w, out, trans_b=trans_b)
+            run()
+            torch.cuda.synchronize()
+            ref = a.double() @ (w.double().T if trans_b else w.double())
+            b.check('gemm', f'{m}x{n}x{k} {what}', 'libhk vs float64', rel_err(out, ref),
+                    1e-5 if dt == torch.float32 else 1e-2 if dt == torch.bfloat16 else 2e-3)
+            peer = (lambda i: torch.matmul(a, w.T)) if trans_b else (lambda i: torch.matmul(a, w))
+            b.alternate('gemm', f'{m}x{n}x{k} {what}', [('libhk', run), ('torch.matmul', peer)], flops=2.0 * m * n * k)
+            del a, w, out, ref
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument('--lib', default=None)
@@ -200,6 +232,7 @@ def main():
     p.add_argument('--tunes', default='', help='with --sweep: these launch shapes on every row (e.g. mc256,p320)')
     p.add_argument('--shapes', default='', help='only these bf16 rows (e.g. 8192x8192x8192,4096x4096x4096)')
     p.add_argument('--checks', action='store_true', help='correctness checks only, no timing')
+    p.add_argument('--cover', action='store_true', help='only the unaligned, f16 and f32 rows (bench_cover)')
     args = p.parse_args()
     b = peers.Bench(args)
     bench_gemm(b)

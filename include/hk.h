@@ -207,9 +207,11 @@ HK_API void hk_event_destroy(hk_event *event);
  * CTAs part empty and K is long, the last two rounds' tiles are split into parts of K that meet in it.
  * hk_gemm_workspace_size() says how much this call can use (0: none); with less, or NULL, hk_gemm runs without
  * splitting. Per arch: CUDA (sm_90a) contexts ask for bytes wherever their route splits K (long K over few tiles
- * among them); CPU, emulator and HIP (gfx942, gfx950) contexts never split K and always answer 0. Its contents
- * need no initialising, and results do not depend on it (the parts are added in a fixed order). GEMMs that may run
- * at the same time (other streams) need separate workspaces. */
+ * among them), and where A or B rows are not on 16 bytes (pointer or leading dimension): those are copied to aligned
+ * rows in it first, for the TMA kernels (without it another kernel reads them in place); CPU, emulator and HIP
+ * (gfx942, gfx950) contexts never split K and always answer 0. Its contents need no initialising, and results do not
+ * depend on them (the parts are added in a fixed order). GEMMs that may run at the same time (other streams) need
+ * separate workspaces. */
 typedef struct hk_gemm_args {
     size_t struct_size;
     int64_t m, n, k;

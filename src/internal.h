@@ -117,6 +117,7 @@ HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
  * first launch, under the context's lock) into the context's table for the set, which later launches index. */
 enum {
     HK_KERNELS_CUDA_GEMM,
+    HK_KERNELS_CUDA_GEMM_ANY,
     HK_KERNELS_CUDA_ROTARY,
     HK_KERNELS_CUDA_LN,
     HK_KERNELS_CUDA_ATTN,

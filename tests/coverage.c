@@ -21,24 +21,10 @@ typedef struct th_coverage {
 } th_coverage;
 
 static const th_coverage th_coverage_list[] = {
-    /* sm_90a (backends/cuda): GEMM bf16 in every layout to bf16/f32/f16, e4m3 nt to bf16/f32, A and B rows on
-     * 16 bytes (TMA); rotary and LayerNorm forward/backward in bf16/f16/f32 at any shape and alignment. */
+    /* sm_90a (backends/cuda): GEMM in every operand type (bf16, f16, f32, e4m3, e4m3fnuz), layout, alignment and
+     * size to every output type hk.h allows (TMA + wgmma where A and B rows are on 16 bytes and the kernels are built,
+     * cuda.gemm.any otherwise); rotary and LayerNorm forward/backward in bf16/f16/f32 at any shape and alignment. */
     {"sm_90a", "gemm", "*"},
-    {"sm_90a", "gemm", "!*_f16_to_*"},       /* f16 and f32 inputs: not built */
-    {"sm_90a", "gemm", "!*_f32_to_*"},
-    {"sm_90a", "gemm", "!tt_ld_pad_odd_f32"},
-    {"sm_90a", "gemm", "!*e4m3fnuz*"},       /* the FNUZ encoding is AMD's */
-    {"sm_90a", "gemm", "!nn_e4m3fn_*"},      /* e4m3: trans_a 0, trans_b 1 only */
-    {"sm_90a", "gemm", "!nt_1x1x1"},         /* lda or ldb not a multiple of 8 elements (16 bytes): */
-    {"sm_90a", "gemm", "!nt_7x7x7"},
-    {"sm_90a", "gemm", "!nn_7x13x127"},
-    {"sm_90a", "gemm", "!??_127x129x200"},
-    {"sm_90a", "gemm", "nt_127x129x200"},
-    {"sm_90a", "gemm", "!tn_1000x1x127"},
-    {"sm_90a", "gemm", "!nn_ld_pad_odd"},
-    {"sm_90a", "gemm", "!tn_beta_separate_c"},
-    {"sm_90a", "gemm", "!nn_skinny_5x300x520_f32_beta"},
-    {"sm_90a", "gemm", "!nn_1100x1150x600_t96_reg_pad"},
     {"sm_90a", "rotary", "*"},
     {"sm_90a", "ln_fused", "*"},
     {"sm_90a", "cuda_wide", "*"},
@@ -46,12 +32,11 @@ static const th_coverage th_coverage_list[] = {
     {"sm_90a", "attention", "!bwd_*"},       /* the backward is not built for sm_90a yet */
     {"sm_90a", "attention", "!*f32*"},       /* f32 attention: the CPU backend only */
 
-    /* gfx942 (backends/hip, the emulator): GEMM bf16 and e4m3fnuz in, every layout, alignment and size, to
+    /* gfx942 (backends/hip, the emulator): GEMM bf16, f16 and e4m3fnuz in, every layout, alignment and size, to
      * bf16/f16/f32; rotary at any shape; LayerNorm forward up to 65536 (2-byte) / 32768 (f32) aligned columns,
      * 8192 otherwise, backward up to 16384 / 8192 aligned, 2048 otherwise; the attention forward. */
     {"gfx942", "gemm", "*"},
-    {"gfx942", "gemm", "!*_f16_to_*"},       /* f16 and f32 inputs: not built */
-    {"gfx942", "gemm", "!*_f32_to_*"},
+    {"gfx942", "gemm", "!*_f32_to_*"},       /* f32 inputs: not built */
     {"gfx942", "gemm", "!tt_ld_pad_odd_f32"},
     {"gfx942", "gemm", "!*_e4m3fn_*"},       /* gfx942's MFMA reads FNUZ only */
     {"gfx942", "rotary", "*"},
@@ -64,7 +49,6 @@ static const th_coverage th_coverage_list[] = {
 
     /* gfx950: as gfx942 with OCP e4m3 in place of e4m3fnuz. */
     {"gfx950", "gemm", "*"},
-    {"gfx950", "gemm", "!*_f16_to_*"},
     {"gfx950", "gemm", "!*_f32_to_*"},
     {"gfx950", "gemm", "!tt_ld_pad_odd_f32"},
     {"gfx950", "gemm", "!*e4m3fnuz*"},       /* gfx950's MFMA reads OCP e4m3 only */

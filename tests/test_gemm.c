@@ -62,6 +62,44 @@ static const gemm_case cases[] = {
     {"nn_f16_to_bf16_odd", TH_NOT_EMU, 19, 23, 29, F16, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"nt_f32_to_f32", TH_ALL, 32, 32, 32, F32, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
     {"tt_f32_to_bf16_beta", TH_NOT_EMU, 50, 60, 70, F32, BF, 1, 1, 0, 0, 0, 0, 1, 1, C_ALIAS, 0, 0, 0},
+    /* f16 operands in every layout to every output type (sm_90a: the TMA kernels where A and B rows are on 16
+     * bytes) */
+    {"nn_f16_to_bf16_136x200x264_beta", TH_ALL, 136, 200, 264, F16, BF, 0, 0, 0, 0, 0, 0, 1.5f, 0.5f, C_SEPARATE, 0, 0, 0},
+    {"nn_f16_to_f32_136x200x264", TH_ALL, 136, 200, 264, F16, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_f16_to_f16_136x200x264", TH_ALL, 136, 200, 264, F16, F16, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_f16_to_bf16_136x200x264", TH_ALL, 136, 200, 264, F16, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_f16_to_f32_136x200x264", TH_ALL, 136, 200, 264, F16, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_f16_to_f16_136x200x264_beta", TH_ALL, 136, 200, 264, F16, F16, 0, 1, 0, 0, 0, 0, 1.5f, 0.5f, C_SEPARATE, 0, 0, 0},
+    {"tn_f16_to_bf16_136x200x264", TH_ALL, 136, 200, 264, F16, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tn_f16_to_f32_136x200x264_beta", TH_ALL, 136, 200, 264, F16, F32, 1, 0, 0, 0, 0, 0, 1.5f, 0.5f, C_SEPARATE, 0, 0, 0},
+    {"tn_f16_to_f16_136x200x264", TH_ALL, 136, 200, 264, F16, F16, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tt_f16_to_bf16_136x200x264_beta", TH_ALL, 136, 200, 264, F16, BF, 1, 1, 0, 0, 0, 0, 1.5f, 0.5f, C_SEPARATE, 0, 0, 0},
+    {"tt_f16_to_f32_136x200x264", TH_ALL, 136, 200, 264, F16, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tt_f16_to_f16_136x200x264", TH_ALL, 136, 200, 264, F16, F16, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_f16_to_f16_1000x1500x1000", TH_GPU, 1000, 1500, 1000, F16, F16, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tn_f16_to_f16_2000x1000x520_alias", TH_GPU, 2000, 1000, 520, F16, F16, 1, 0, 0, 0, 0, 0, 0.5f, 0.5f, C_ALIAS, 0, 0, 0},
+    /* fp32 operands in every layout: fp32 products and sums (a TF32 path misses the f32 bound) */
+    {"nn_f32_to_f32_100x130x170", TH_NOT_EMU, 100, 130, 170, F32, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_f32_to_f32_100x130x170_beta_alias", TH_NOT_EMU, 100, 130, 170, F32, F32, 0, 1, 0, 0, 0, 0, -0.5f, 2, C_ALIAS, 0, 0, 0},
+    {"tn_f32_to_bf16_100x130x170", TH_NOT_EMU, 100, 130, 170, F32, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tt_f32_to_f16_100x130x170", TH_NOT_EMU, 100, 130, 170, F32, F16, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_f32_to_f32_520x600x1000", TH_GPU, 520, 600, 1000, F32, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    /* any alignment: leading dimensions off the 16-byte grid, tiny and degenerate shapes (k = 1, m or n = 1) */
+    {"nn_1x1x1", TH_ALL, 1, 1, 1, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_2x3x5", TH_ALL, 2, 3, 5, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tt_2x3x5_f16_to_f32", TH_ALL, 2, 3, 5, F16, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_70x50x1_k1", TH_ALL, 70, 50, 1, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tn_f32_to_f32_70x50x1_k1", TH_NOT_EMU, 70, 50, 1, F32, F32, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_1x300x77_m1", TH_ALL, 1, 300, 77, BF, F32, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tt_f16_to_f16_300x1x77_n1", TH_NOT_EMU, 300, 1, 77, F16, F16, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_333x1000x777", TH_NOT_EMU, 333, 1000, 777, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"tn_1000x333x777", TH_NOT_EMU, 1000, 333, 777, BF, BF, 1, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_f16_to_f16_333x1000x777", TH_NOT_EMU, 333, 1000, 777, F16, F16, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nt_129x257x8191", TH_NOT_EMU, 129, 257, 8191, BF, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_4097x4095x33", TH_NOT_EMU, 4097, 4095, 33, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+    {"nn_511x1023x2047_f32_alpha_beta", TH_NOT_EMU, 511, 1023, 2047, BF, F32, 0, 0, 0, 0, 0, 0, 0.75f, -0.5f, C_SEPARATE, 0, 0, 0},
+    {"tt_333x1000x777_e4m3fn_to_f32", TH_NOT_EMU, 333, 1000, 777, FN, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
+    {"tn_e4m3fnuz_100x70x90_beta", TH_NOT_EMU, 100, 70, 90, FNUZ, BF, 1, 0, 0, 0, 0, 0, 1, 0.5f, C_SEPARATE, 1, 1, 0},
     /* fp8 with scales, both formats */
     {"nt_e4m3fn_scaled_to_bf16", TH_ALL, 64, 64, 128, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 4.0f, 0},
     {"nt_e4m3fn_scaled_to_f32", TH_ALL, 64, 32, 64, FN, F32, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.125f, 3.0f, 0},
@@ -137,9 +175,23 @@ static const gemm_case cases[] = {
     {"nt_e4m3fn_256x1100x8192_sk128", TH_GPU, 256, 1100, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f, 0},
 };
 
+/* Pointers off 16 bytes (any element-aligned address is valid): A, B and a D apart from C start `off` elements
+ * into their buffers. */
+typedef struct offset_case {
+    gemm_case g;
+    int64_t off;
+} offset_case;
+
+static const offset_case offset_cases[] = {
+    {{"nt_100x70x90_odd_pointers", TH_ALL, 100, 70, 90, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, 1},
+    {{"tn_f16_to_f32_100x70x90_odd_pointers_beta", TH_ALL, 100, 70, 90, F16, F32, 1, 0, 2, 0, 0, 0, 1, 1, C_SEPARATE, 0, 0, 0}, 3},
+    {{"nn_f32_to_f32_100x70x90_odd_pointers", TH_NOT_EMU, 100, 70, 90, F32, F32, 0, 0, 0, 1, 0, 0, 1, 0, C_NULL, 0, 0, 0}, 1},
+    {{"nt_e4m3fn_100x70x96_odd_pointers", TH_ALL, 100, 70, 96, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0}, 5},
+};
+
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
 static const void *upload_operand(const th_ctx *c, hk_dtype t, const double *op, int64_t rows, int64_t cols, int trans,
-                                  int64_t ld)
+                                  int64_t ld, int64_t off)
 {
     double *stored = th_host(sizeof(double) * (size_t)(rows * cols > 0 ? rows * cols : 1));
     for (int64_t i = 0; i < rows; ++i)
@@ -149,8 +201,21 @@ static const void *upload_operand(const th_ctx *c, hk_dtype t, const double *op,
             else
                 stored[i * cols + j] = op[i * cols + j];
         }
-    th_tensor x = trans ? th_matrix(t, cols, rows, ld) : th_matrix(t, rows, cols, ld);
-    return th_dev_tensor(c, &x, stored);
+    const int64_t srows = trans ? cols : rows, scols = trans ? rows : cols;
+    if (off == 0) {
+        th_tensor x = th_matrix(t, srows, scols, ld);
+        return th_dev_tensor(c, &x, stored);
+    }
+    /* off elements into a buffer of whole rows of ld, the padding NaN as th_dev_tensor leaves it */
+    const int64_t total = off + srows * ld;
+    double *flat = th_host(sizeof(double) * (size_t)total);
+    for (int64_t i = 0; i < total; ++i)
+        flat[i] = NAN;
+    for (int64_t i = 0; i < srows; ++i)
+        for (int64_t j = 0; j < scols; ++j)
+            flat[off + i * ld + j] = stored[i * scols + j];
+    th_tensor x = th_matrix(t, 1, total, total);
+    return (const unsigned char *)th_dev_tensor(c, &x, flat) + off * (int64_t)hk_dtype_size(t);
 }
 
 static int is_fp8(hk_dtype t) { return t == FN || t == FNUZ; }
@@ -161,7 +226,7 @@ static bool splits_k(const th_ctx *c) { return hk_context_backend(c->ctx) == HK_
 /* One case; with a workspace: hk_gemm_workspace_size()'s (what hk.h documents for the context: bytes from a CUDA
  * context, none from any other), and a second call on the workspace as the first left it must give the same D, bit
  * for bit. */
-static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
+static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace, int64_t off)
 {
     th_rng rng = th_rng_for_case();
     int64_t m = g->m, n = g->n, k = g->k;
@@ -182,9 +247,9 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
     args.d_type = g->d;
     args.trans_a = g->ta;
     args.trans_b = g->tb;
-    args.a = upload_operand(c, g->ab, a, m, k, g->ta, lda);
+    args.a = upload_operand(c, g->ab, a, m, k, g->ta, lda, off);
     args.lda = lda;
-    args.b = upload_operand(c, g->ab, b, k, n, g->tb, ldb);
+    args.b = upload_operand(c, g->ab, b, k, n, g->tb, ldb, off);
     args.ldb = ldb;
     args.alpha = g->alpha;
     args.beta = g->beta;
@@ -198,7 +263,8 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
         args.d = th_dev_tensor(c, &dt, cv);
         args.c = args.d;
     } else {
-        args.d = th_dev(c, th_bytes(&dt));
+        args.d = (unsigned char *)th_dev(c, th_bytes(&dt) + (size_t)off * hk_dtype_size(g->d)) +
+                 off * (int64_t)hk_dtype_size(g->d);
         if (g->c_mode == C_SEPARATE)
             args.c = th_dev_tensor(c, &ct, cv);
         else if (g->c_mode == C_NAN)
@@ -250,7 +316,13 @@ static void run_gemm(const th_ctx *c, const gemm_case *g, int workspace)
     }
 }
 
-static void run_case(const th_ctx *c, const void *param) { run_gemm(c, param, 0); }
+static void run_case(const th_ctx *c, const void *param) { run_gemm(c, param, 0, 0); }
+
+static void run_offset(const th_ctx *c, const void *param)
+{
+    const offset_case *o = param;
+    run_gemm(c, &o->g, 0, o->off);
+}
 
 /* Launch shapes forced through HK_CUDA_TUNE_GEMM (read by a context at its creation; other backends ignore it; NULL:
  * the route's), for the ones no case above routes to, and cases with a workspace. */
@@ -368,13 +440,23 @@ static const forced_case forced_cases[] = {
       0.5f, 2.0f, 0}, "pf128:3", 1},
     {{"nn_bf16_1728x2048x264_workspace_finale3_t96_alias", TH_GPU, 1728, 2048, 264, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0.5f, C_ALIAS,
       0, 0, 0}, "t96:3", 1},
+    /* A or B rows off 16 bytes with the workspace hk_gemm_workspace_size asks for: sm_90a copies them to aligned rows
+     * there and runs the TMA kernels (A, B, both; 16-bit and fp8) */
+    {{"nn_bf16_333x1000x777_workspace_repack_a", TH_NOT_EMU, 333, 1000, 777, BF, BF, 0, 0, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0},
+     NULL, 1},
+    {{"tn_f16_to_f16_1000x333x777_workspace_repack_b_beta", TH_NOT_EMU, 1000, 333, 777, F16, F16, 1, 0, 0, 0, 0, 0, 1, 0.5f,
+      C_SEPARATE, 0, 0, 0}, NULL, 1},
+    {{"tt_bf16_129x257x8191_workspace_repack_both_f32", TH_GPU, 129, 257, 8191, BF, F32, 1, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0,
+      0}, NULL, 1},
+    {{"nt_e4m3fn_130x250x777_workspace_repack", TH_NOT_EMU, 130, 250, 777, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0.5f, 2.0f,
+      0}, NULL, 1},
     {{"nt_e4m3fn_130x250x8192_workspace_fast", TH_NOT_EMU, 130, 250, 8192, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 1}, NULL, 1},
 };
 
 static void run_forced(const th_ctx *c, const void *param)
 {
     const forced_case *f = param;
-    run_gemm(f->tune ? th_context_with_env(c, "HK_CUDA_TUNE_GEMM", f->tune) : c, &f->g, f->workspace);
+    run_gemm(f->tune ? th_context_with_env(c, "HK_CUDA_TUNE_GEMM", f->tune) : c, &f->g, f->workspace, 0);
 }
 
 /* Empty problems return HK_OK and leave D alone; k == 0 gives D = beta * C. */
@@ -433,6 +515,8 @@ int main(void)
     th_open_contexts();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         th_add(cases[i].name, run_case, &cases[i], cases[i].kinds);
+    for (size_t i = 0; i < sizeof offset_cases / sizeof offset_cases[0]; ++i)
+        th_add(offset_cases[i].g.name, run_offset, &offset_cases[i], offset_cases[i].g.kinds);
     for (size_t i = 0; i < sizeof forced_cases / sizeof forced_cases[0]; ++i)
         th_add(forced_cases[i].g.name, run_forced, &forced_cases[i], forced_cases[i].g.kinds);
     th_add("empty_and_k0", run_empty, NULL, TH_ALL);

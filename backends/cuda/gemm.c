@@ -1,19 +1,62 @@
-/* CUDA GEMM on sm_90a (kernels/hopper/gemm.cu): takes the call's launch plan (gemm_plan.c), builds the TMA tensor
- * maps of A, B and D on the host and launches (clusters come from the kernels' __cluster_dims__). TMA's rules
- * (16-byte aligned bases and row pitches) are what supports() checks; ragged m/n/k are handled by the maps' zero
- * fill and clipping. */
+/* CUDA GEMM on sm_90a (kernels/hopper/gemm.cu, gemm_f16.cu): takes the call's launch plan (gemm_plan.c), builds the
+ * TMA tensor maps of A, B and D on the host and launches (clusters come from the kernels' __cluster_dims__). TMA's
+ * rules (16-byte aligned bases and row pitches) are what supports() checks: an operand that breaks them is copied
+ * to aligned rows in the caller's workspace first where it holds them (else cuda.gemm.any takes the call); ragged
+ * m/n/k are handled by the maps' zero fill and clipping. */
 #include "ops.h"
+
+#include <string.h>
 
 #include "gemm_plan.h"
 #include "tensormap.h"
 
-static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
+/* Operands TMA cannot read in place, copied to rows of a 16-byte multiple at the workspace's start (A's copy, then
+ * B's, each rounded to 256 bytes); the call's own workspace follows them. */
+typedef struct hk_gemm_packing {
+    bool a, b;
+    int64_t lda, ldb;        /* the copies' leading dimensions */
+    size_t a_bytes, b_bytes; /* 0 where the operand is read in place */
+} hk_gemm_packing;
+
+/* Rows and the contiguous extent of the stored A (B with b set). */
+static void hk_gemm_stored(const hk_gemm_args *a, bool b, int64_t *rows, int64_t *cols)
 {
-    (void)ctx;
-    const hk_gemm_args *a = args;
+    const int trans = b ? a->trans_b : a->trans_a;
+    const int64_t mn = b ? a->n : a->m;
+    *rows = (trans != b) ? a->k : mn; /* A: k rows when transposed; B: k rows when not */
+    *cols = (trans != b) ? mn : a->k;
+}
+
+static size_t hk_gemm_pack_plan(const hk_gemm_args *a, hk_gemm_packing *pk)
+{
+    memset(pk, 0, sizeof *pk);
+    pk->lda = a->lda;
+    pk->ldb = a->ldb;
+    if (a->m == 0 || a->n == 0 || a->k == 0)
+        return 0;
+    const int64_t es = (int64_t)hk_dtype_size(a->a_type), per = 16 / es;
+    for (int o = 0; o < 2; ++o) {
+        if (hk_gemm_tma_rows_ok(o ? a->b : a->a, o ? a->ldb : a->lda, es))
+            continue;
+        int64_t rows, cols;
+        hk_gemm_stored(a, o, &rows, &cols);
+        const int64_t ld = (cols + per - 1) / per * per;
+        const size_t bytes = (size_t)((rows * ld * es + 255) / 256 * 256);
+        if (o) {
+            pk->b = true, pk->ldb = ld, pk->b_bytes = bytes;
+        } else {
+            pk->a = true, pk->lda = ld, pk->a_bytes = bytes;
+        }
+    }
+    return pk->a_bytes + pk->b_bytes;
+}
+
+/* The types, layouts and sizes the TMA kernels are built for, whatever the operands' alignment. */
+static hk_status hk_cuda_gemm_covers(const hk_gemm_args *a, char *why, size_t why_size)
+{
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
-    if (a->a_type != HK_DTYPE_BF16 && !fp8) {
-        hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, fp8_e4m3", hk_dtype_name(a->a_type));
+    if (a->a_type != HK_DTYPE_BF16 && a->a_type != HK_DTYPE_F16 && !fp8) {
+        hk_format(why, why_size, "a_type %s; covered on sm_90a: bf16, f16, fp8_e4m3", hk_dtype_name(a->a_type));
         return HK_ERR_UNSUPPORTED;
     }
     if (!hk_gemm_plan_built(a, HK_GEMM_P256)) {
@@ -26,13 +69,24 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
         hk_format(why, why_size, "m, n, k must each be < 2^31 on sm_90a");
         return HK_ERR_UNSUPPORTED;
     }
-    if (a->m > 0 && a->n > 0 && a->k > 0) {
+    return HK_OK;
+}
+
+static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
+{
+    (void)ctx;
+    const hk_gemm_args *a = args;
+    hk_status st = hk_cuda_gemm_covers(a, why, why_size);
+    if (st != HK_OK)
+        return st;
+    hk_gemm_packing pk;
+    const size_t need = hk_gemm_pack_plan(a, &pk);
+    if (need > a->workspace_size) {
         const size_t es = hk_dtype_size(a->a_type);
-        if (!hk_gemm_tma_rows_ok(a->a, a->lda, (int64_t)es) || !hk_gemm_tma_rows_ok(a->b, a->ldb, (int64_t)es)) {
-            hk_format(why, why_size, "gemm on sm_90a needs a and b 16-byte aligned with lda, ldb multiples of %d elements "
-                      "(lda %lld, ldb %lld)", (int)(16 / es), (long long)a->lda, (long long)a->ldb);
-            return HK_ERR_UNSUPPORTED;
-        }
+        hk_format(why, why_size, "gemm on sm_90a needs a and b 16-byte aligned with lda, ldb multiples of %d elements "
+                  "(lda %lld, ldb %lld), or a workspace of %zu bytes to copy them to such rows (hk_gemm_workspace_size)",
+                  (int)(16 / es), (long long)a->lda, (long long)a->ldb, need);
+        return HK_ERR_UNSUPPORTED;
     }
     return HK_OK;
 }
@@ -48,10 +102,21 @@ static hk_status hk_gemm_operand_map(hk_cu_tensor_map *map, int type, const void
                : hk_cuda_tensor_map_2d(map, type, p, k, mn, ld * esize, box_k, HK_GEMM_KMAJOR_BOX_ROWS(rows), true);
 }
 
-/* Workspace that lets this call take its fastest route (hk_gemm_workspace_size): the route given room enough. */
+/* Workspace that lets this call take its fastest route (hk_gemm_workspace_size): the copies of operands TMA cannot
+ * read in place, then the route given room enough. */
 static size_t hk_cuda_gemm_workspace(const hk_context *ctx, const void *args)
 {
-    return hk_gemm_plan_workspace(args, ctx->multiprocessors > 0 ? ctx->multiprocessors : 1, &ctx->tuning);
+    hk_gemm_packing pk;
+    return hk_gemm_pack_plan(args, &pk) +
+           hk_gemm_plan_workspace(args, ctx->multiprocessors > 0 ? ctx->multiprocessors : 1, &ctx->tuning);
+}
+
+size_t hk_cuda_gemm_packed_workspace(const hk_context *ctx, const hk_gemm_args *a)
+{
+    char why[8];
+    hk_gemm_packing pk;
+    return hk_cuda_gemm_covers(a, why, sizeof why) == HK_OK && hk_gemm_pack_plan(a, &pk) ? hk_cuda_gemm_workspace(ctx, a)
+                                                                                          : 0;
 }
 
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
@@ -59,16 +124,41 @@ static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)
     const hk_gemm_args *a = args;
     if (a->m == 0 || a->n == 0)
         return HK_OK;
+    hk_gemm_packing pk;
+    const size_t packed_bytes = hk_gemm_pack_plan(a, &pk);
+    hk_gemm_args packed;
+    hk_status st;
+    if (packed_bytes) { /* supports() saw room for the copies: the call runs on them, the rest of the workspace after */
+        packed = *a;
+        uint8_t *ws = a->workspace;
+        const size_t es = hk_dtype_size(a->a_type);
+        for (int o = 0; o < 2; ++o) {
+            if (!(o ? pk.b : pk.a))
+                continue;
+            int64_t rows, cols;
+            hk_gemm_stored(a, o, &rows, &cols);
+            if ((st = hk_cuda_gemm_repack(ctx, o ? a->b : a->a, o ? a->ldb : a->lda, rows, cols, es, ws,
+                                          o ? pk.ldb : pk.lda, a->stream)))
+                return st;
+            if (o)
+                packed.b = ws, packed.ldb = pk.ldb;
+            else
+                packed.a = ws, packed.lda = pk.lda;
+            ws += o ? pk.b_bytes : pk.a_bytes;
+        }
+        packed.workspace_size = a->workspace_size - packed_bytes;
+        packed.workspace = packed.workspace_size ? ws : NULL;
+        a = &packed;
+    }
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
     const size_t ei = hk_dtype_size(a->a_type), eo = hk_dtype_size(a->d_type);
-    const int in_type = fp8 ? HK_CU_TMAP_UINT8 : HK_CU_TMAP_BFLOAT16;
+    const int in_type = fp8 ? HK_CU_TMAP_UINT8 : a->a_type == HK_DTYPE_F16 ? HK_CU_TMAP_FLOAT16 : HK_CU_TMAP_BFLOAT16;
     const uint32_t box_k = HK_GEMM_BOX_K / (uint32_t)ei;
     hk_gemm_plan plan;
     hk_gemm_plan_call(a, ctx->multiprocessors > 0 ? ctx->multiprocessors : 1, &ctx->tuning, &plan);
     const hk_gemm_shape *sh = &hk_gemm_shapes[plan.shape];
 
     hk_cu_tensor_map map_a, map_b, map_d, map_t;
-    hk_status st;
     if (a->k == 0) {
         /* no k-block is loaded, so any well-formed map will do: one over d's first row */
         const void *base = (const void *)((uintptr_t)a->d & ~(uintptr_t)15);
@@ -125,7 +215,8 @@ HK_INTERNAL const hk_variant hk_cuda_gemm = {
                    "parked in the caller's workspace and added by a second kernel; with a workspace, long K over two or more "
                    "rounds of persistent tiles whose last round is part empty: the last two rounds' tiles in 2-3 parts of "
                    "K, the last part to finish adding them; skinny M (<= 64, row-major A) as "
-                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, fp8 e4m3 (trans_a 0, trans_b 1) -> "
+                   "D^T = B^T A^T in 64-row tiles: bf16 (all trans_a/trans_b) -> bf16/f32/f16, f16 likewise on the "
+                   "persistent 128 x 256 and 128 x 128 and the 64 x 64 tiles, fp8 e4m3 (trans_a 0, trans_b 1) -> "
                    "bf16/f32 (without fp8_fast_accum: k-blocks of 128 summed in fp32, in 192 x 128 tiles of three "
                    "consumer warpgroups or tiles up to 192 wide, the next k-block in flight on tiles up to 128 "
                    "wide, 128 x 128 ones storing a tile during the next); a, b 16-byte aligned rows",

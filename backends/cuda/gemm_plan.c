@@ -205,26 +205,37 @@ int hk_gemm_route(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int
 
 /* ---------------------------------------------------------------- the kernel set */
 
-/* Output types in kernel-name order: the index's out field. */
+/* Operand and output types in kernel-name order: the index's in and out fields. */
+static const char *const hk_gemm_ins[3] = {"bf16", "e4m3", "f16"};
 static const char *const hk_gemm_outs[3] = {"bf16", "f32", "f16"};
-#define HK_GEMM_MAIN_KERNELS (2 * 2 * 2 * 3 * HK_GEMM_NSHAPES) /* in type, trans_a, trans_b, out, shape */
+#define HK_GEMM_MAIN_KERNELS (3 * 2 * 2 * 3 * HK_GEMM_NSHAPES) /* in type, trans_a, trans_b, out, shape */
+enum { HK_GEMM_IN_BF16, HK_GEMM_IN_E4M3, HK_GEMM_IN_F16 };
 
+static int hk_gemm_in_index(hk_dtype t)
+{
+    return t == HK_DTYPE_BF16 ? HK_GEMM_IN_BF16 : t == HK_DTYPE_FP8_E4M3 ? HK_GEMM_IN_E4M3 : t == HK_DTYPE_F16 ? HK_GEMM_IN_F16 : -1;
+}
 static int hk_gemm_out_index(hk_dtype t) { return t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F32 ? 1 : t == HK_DTYPE_F16 ? 2 : -1; }
 
 /* e4m3 without fp8_fast_accum: the tensor cores sum one k-block, the kernel adds the k-blocks in fp32 (params.promote). */
 static int hk_gemm_promote(const hk_gemm_args *a) { return a->a_type == HK_DTYPE_FP8_E4M3 && !a->fp8_fast_accum; }
 
 /* Built kernels (gemm.cu): bf16 to bf16/f32/f16, e4m3 to bf16/f32, in the layouts and accumulation modes
- * hk_gemm_layout_built names. */
-static bool hk_gemm_built_for(bool fp8, int trans_a, int trans_b, int out, int promote, int shape)
+ * hk_gemm_layout_built names; f16 (gemm_f16.cu) to bf16/f32/f16 in every layout of the HK_GEMM_F16_BUILT shapes. */
+static bool hk_gemm_built_for(int in, int trans_a, int trans_b, int out, int promote, int shape)
 {
     const hk_gemm_shape *s = &hk_gemm_shapes[shape];
-    return out >= 0 && !(fp8 && out == 2) && hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b, promote);
+    if (in < 0 || out < 0)
+        return false;
+    if (in == HK_GEMM_IN_F16)
+        return HK_GEMM_F16_BUILT(shape);
+    const bool fp8 = in == HK_GEMM_IN_E4M3;
+    return !(fp8 && out == 2) && hk_gemm_layout_built(s->lay, s->swap, fp8, trans_a, trans_b, promote);
 }
 
 bool hk_gemm_plan_built(const hk_gemm_args *a, int shape)
 {
-    return hk_gemm_built_for(a->a_type == HK_DTYPE_FP8_E4M3, a->trans_a, a->trans_b, hk_gemm_out_index(a->d_type),
+    return hk_gemm_built_for(hk_gemm_in_index(a->a_type), a->trans_a, a->trans_b, hk_gemm_out_index(a->d_type),
                              hk_gemm_promote(a), shape);
 }
 
@@ -239,12 +250,12 @@ static bool hk_gemm_kernel_name(size_t index, char *buf, size_t size)
     }
     const int shape = (int)(index % HK_GEMM_NSHAPES), out = (int)(index / HK_GEMM_NSHAPES % 3);
     const int tb = (int)(index / (3 * HK_GEMM_NSHAPES) % 2), ta = (int)(index / (6 * HK_GEMM_NSHAPES) % 2);
-    const bool fp8 = index / (12 * HK_GEMM_NSHAPES) != 0;
+    const int in = (int)(index / (12 * HK_GEMM_NSHAPES));
     /* a shape built for the layout serves both accumulation modes where it holds fp32 accumulation */
-    if (!hk_gemm_built_for(fp8, ta, tb, out, 0, shape) && !hk_gemm_built_for(fp8, ta, tb, out, 1, shape))
+    if (!hk_gemm_built_for(in, ta, tb, out, 0, shape) && !hk_gemm_built_for(in, ta, tb, out, 1, shape))
         return false;
-    snprintf(buf, size, "hk_gemm_sm90_%s_%c%c_%s%s", fp8 ? "e4m3" : "bf16", ta ? 't' : 'n', tb ? 't' : 'n',
-             hk_gemm_outs[out], hk_gemm_shapes[shape].suffix);
+    snprintf(buf, size, "hk_gemm_sm90_%s_%c%c_%s%s", hk_gemm_ins[in], ta ? 't' : 'n', tb ? 't' : 'n', hk_gemm_outs[out],
+             hk_gemm_shapes[shape].suffix);
     return true;
 }
 
@@ -300,8 +311,15 @@ static int hk_gemm_plan_shape(const hk_gemm_args *a, int64_t sms, const hk_tunin
             *split = 1;
         return shape;
     }
-    return hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, HK_GEMM_BOX_K / (int64_t)hk_dtype_size(a->a_type),
-                         promote, sms, workspace, split);
+    const int shape = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b,
+                                    HK_GEMM_BOX_K / (int64_t)hk_dtype_size(a->a_type), promote, sms, workspace, split);
+    if (a->a_type != HK_DTYPE_F16 || HK_GEMM_F16_BUILT(shape))
+        return shape;
+    /* f16 where the route picks a shape not built for it: persistent tiles of the nearest width, else one wave of
+     * 64 x 64 tiles, K unsplit */
+    const hk_gemm_shape *sh = &hk_gemm_shapes[shape];
+    *split = 1;
+    return sh->persist ? (sh->bn >= 256 ? HK_GEMM_P256 : HK_GEMM_P128) : HK_GEMM_M64N64;
 }
 
 size_t hk_gemm_plan_workspace(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune)
@@ -315,7 +333,6 @@ size_t hk_gemm_plan_workspace(const hk_gemm_args *a, int64_t sms, const hk_tunin
 
 void hk_gemm_plan_call(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune, hk_gemm_plan *plan)
 {
-    const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
     const size_t ei = hk_dtype_size(a->a_type), eo = hk_dtype_size(a->d_type);
     memset(plan, 0, sizeof *plan);
     plan->split = 1;
@@ -359,7 +376,8 @@ void hk_gemm_plan_call(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune
         plan->zero_words = (size_t)HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, sh->bm) / 4;
     }
     const int out = hk_gemm_out_index(a->d_type);
-    plan->kernel = (size_t)((((fp8 ? 2 : 0) + (a->trans_a ? 1 : 0)) * 2 + (a->trans_b ? 1 : 0)) * 3 + out) * HK_GEMM_NSHAPES +
+    plan->kernel = (size_t)(((hk_gemm_in_index(a->a_type) * 2 + (a->trans_a ? 1 : 0)) * 2 + (a->trans_b ? 1 : 0)) * 3 + out) *
+                       HK_GEMM_NSHAPES +
                    (size_t)plan->shape;
     plan->grid = (unsigned)ctas;
     plan->block = HK_GEMM_THREADS(sh->bm);

@@ -8,6 +8,16 @@ extern HK_INTERNAL const hk_variant hk_cuda_rotary;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd;
 extern HK_INTERNAL const hk_variant hk_cuda_gemm;
+extern HK_INTERNAL const hk_variant hk_cuda_gemm_any;
+
+/* Workspace with which cuda.gemm.wgmma takes a call whose A or B rows TMA cannot read (copied to aligned rows
+ * first): what hk_gemm_workspace_size answers for the calls cuda.gemm.any would take otherwise; 0 where the TMA
+ * kernels take the call in place or not at all. */
+HK_INTERNAL size_t hk_cuda_gemm_packed_workspace(const hk_context *ctx, const hk_gemm_args *a);
+/* Copies rows x cols elements of esize (1 or 2) bytes, ld apart, to dst (16-byte aligned), ld_dst apart (16-byte
+ * multiples), zero past cols, in stream order (kernels/hopper/gemm_any.cu gemm_repack). */
+HK_INTERNAL hk_status hk_cuda_gemm_repack(hk_context *ctx, const void *src, int64_t ld, int64_t rows, int64_t cols,
+                                          size_t esize, void *dst, int64_t ld_dst, void *stream);
 extern HK_INTERNAL const hk_variant hk_cuda_attn_fwd;
 
 #endif

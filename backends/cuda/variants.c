@@ -6,6 +6,7 @@ HK_INTERNAL const hk_variant *const hk_cuda_variants[] = {
     &hk_cuda_ln_fused,
     &hk_cuda_ln_fused_bwd,
     &hk_cuda_gemm,
+    &hk_cuda_gemm_any, /* what the TMA kernels cannot take */
     &hk_cuda_attn_fwd,
     NULL,
 };

@@ -508,7 +508,7 @@ __device__ __forceinline__ void gemm_pooled_sum(const gemm_params &p)
     }
 }
 
-/* T: input element (bf16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
+/* T: input element (bf16, f16 or e4m3); TO: output; A_MN / B_MN: the kernel's A / B stored M-/N-contiguous;
  * S: launch shape (gemm.h). */
 template <class T, class TO, bool A_MN, bool B_MN, class S>
 __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtensorMap *map_b, const CUtensorMap *map_d,
@@ -930,7 +930,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap *map_a, const CUtens
 #define HK_GEMM_FAMILY_04(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                                 \
     HK_GEMM_FP8(hk::hopper::gemm_shape_##id, suffix, HK_GEMM_ATTR_##cluster)
 #define HK_GEMM_FAMILY_05 HK_GEMM_FAMILY_04
+#ifndef HK_GEMM_F16_FAMILY /* gemm_f16.cu: the same body and kernel macros, its own kernels */
 HK_GEMM_SHAPES(HK_GEMM_FAMILY)
+#endif
 /* The pooled shapes' sums, one kernel per output type: hk_gemm_sm90_pooled_sum_<out><shape suffix> */
 #define HK_GEMM_POOLED_SUM(out, TO, S, suffix)                                                                         \
     extern "C" __global__ void __launch_bounds__(128)                                                                  \
@@ -945,4 +947,6 @@ HK_GEMM_SHAPES(HK_GEMM_FAMILY)
     HK_GEMM_POOLED_SUM(f16, __half, hk::hopper::gemm_shape_##id, suffix)
 #define HK_GEMM_POOLED_SUMS(id, suffix, bm, bn, stages, cluster, persist, swap, lay, pool)                              \
     HK_GEMM_POOLED_SUMS_##pool(id, suffix)
+#ifndef HK_GEMM_F16_FAMILY
 HK_GEMM_SHAPES(HK_GEMM_POOLED_SUMS)
+#endif

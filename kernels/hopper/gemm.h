@@ -93,6 +93,12 @@
 enum { HK_GEMM_SHAPES(HK_GEMM_SHAPE_ID) HK_GEMM_NSHAPES };
 #undef HK_GEMM_SHAPE_ID
 
+/* f16 operands (gemm_f16.cu: the bf16 kernels with the f16 wgmma) come in the shapes the route takes most, in every
+ * layout and to every output type: P256, P128 (persistent tiles by width) and M64N64 (one wave of small tiles); the
+ * launch plan maps the route's other shapes to the nearest of these (backends/cuda/gemm_plan.c), which keeps the
+ * cubin build short. */
+#define HK_GEMM_F16_BUILT(shape) ((shape) == HK_GEMM_P256 || (shape) == HK_GEMM_P128 || (shape) == HK_GEMM_M64N64)
+
 /* e4m3 with fp32 accumulation (params.promote) holds a second accumulator per consumer, the k-block's product:
  * two consumers of tiles up to 192 wide (setmaxnreg 232), or M192N128's three of 128 (setmaxnreg 160; M192N96's
  * three run without setmaxnreg, 128 registers each). Where three accumulators fit (tiles up to 128 wide on one

@@ -148,7 +148,8 @@ static void test_overlap(void **state)
     assert_false(hk_gemm_overlap(d - d_bytes, ld, d, ld, m, n, es));
 }
 
-/* The call's arguments of a problem, as src/validate.c leaves them (packed leading dimensions, 256-byte aligned
+/* The call's arguments of a problem (mode 0: bf16, 1: e4m3 with fp8_fast_accum, 2: e4m3, 3: f16), as src/validate.c
+ * leaves them (packed leading dimensions, 256-byte aligned
  * pointers); none is dereferenced. */
 static hk_gemm_args plan_args(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, int mode, hk_dtype d_type,
                               int64_t ws)
@@ -157,7 +158,7 @@ static hk_gemm_args plan_args(int64_t m, int64_t n, int64_t k, int trans_a, int 
     a.m = m;
     a.n = n;
     a.k = k;
-    a.a_type = a.b_type = mode ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_BF16;
+    a.a_type = a.b_type = mode == 3 ? HK_DTYPE_F16 : mode ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_BF16;
     a.d_type = d_type;
     a.fp8_fast_accum = mode == 1;
     a.trans_a = trans_a;
@@ -175,7 +176,8 @@ static hk_gemm_args plan_args(int64_t m, int64_t n, int64_t k, int trans_a, int 
     return a;
 }
 
-/* One plan against the route and the launch rules: the route's shape and split without overrides, a built kernel of
+/* One plan against the route and the launch rules: the route's shape and split without overrides (f16: the shape of
+ * the nearest width built for it where the route's is not, K unsplit), a built kernel of
  * the shape's suffix, the grid of its CTAs, the sum kernel exactly where the parts are parked, a finale only where the
  * workspace holds it, and hk_gemm_plan_workspace's bytes enough for the plan taken with unbounded room. */
 static void check_plan(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune, const char *what)
@@ -186,8 +188,13 @@ static void check_plan(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune
     const bool fp8 = a->a_type == HK_DTYPE_FP8_E4M3;
     if (!tune->gemm_forced) {
         int32_t split = 0;
-        const int id = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, fp8 ? HK_GEMM_BOX_K : HK_GEMM_BOX_K / 2,
+        int id = hk_gemm_route(a->m, a->n, a->k, a->trans_a, a->trans_b, fp8 ? HK_GEMM_BOX_K : HK_GEMM_BOX_K / 2,
                                      fp8 && !a->fp8_fast_accum, sms, (int64_t)a->workspace_size, &split);
+        if (a->a_type == HK_DTYPE_F16 && !HK_GEMM_F16_BUILT(id)) {
+            const hk_gemm_shape *r = &hk_gemm_shapes[id];
+            id = r->persist ? (r->bn >= 256 ? HK_GEMM_P256 : HK_GEMM_P128) : HK_GEMM_M64N64;
+            split = 1;
+        }
         if (id != plan.shape || split != plan.split)
             fail_msg("%s: plan %s split %d, route %s split %d", what, s->name, (int)plan.split, hk_gemm_shapes[id].name,
                      (int)split);
@@ -196,8 +203,8 @@ static void check_plan(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune
     if (!hk_gemm_kernels.name(plan.kernel, name, sizeof name) || plan.kernel >= hk_gemm_kernels.count)
         fail_msg("%s: kernel %zu of %s is not built", what, plan.kernel, s->name);
     const size_t len = strlen(name), suffix = strlen(s->suffix);
-    if (len < suffix || strcmp(name + len - suffix, s->suffix) != 0 || strncmp(name, fp8 ? "hk_gemm_sm90_e4m3_" :
-                                                                              "hk_gemm_sm90_bf16_", 18) != 0)
+    const char *prefix = fp8 ? "hk_gemm_sm90_e4m3_" : a->a_type == HK_DTYPE_F16 ? "hk_gemm_sm90_f16_" : "hk_gemm_sm90_bf16_";
+    if (len < suffix || strcmp(name + len - suffix, s->suffix) != 0 || strncmp(name, prefix, strlen(prefix)) != 0)
         fail_msg("%s: kernel %s for shape %s", what, name, s->name);
     const int64_t tiles = plan.tiles_m * plan.tiles_n, units = tiles * plan.split;
     const int64_t ctas = s->persist ? (units < sms ? units : sms) : s->cluster * hk_gemm_cdiv(units, s->cluster);
@@ -251,10 +258,10 @@ static void test_plans(void **state)
         for (size_t j = 0; j < sizeof mn / sizeof mn[0]; ++j)
             for (size_t l = 0; l < sizeof ks / sizeof ks[0]; ++l)
                 for (int t = 0; t < 4; ++t)
-                    for (int mode = 0; mode < 3; ++mode)
+                    for (int mode = 0; mode < 4; ++mode)
                         for (size_t o = 0; o < 3; ++o)
                             for (size_t w = 0; w < sizeof wss / sizeof wss[0]; ++w, ++checked) {
-                                if ((mode > 0 && (t != 1 || outs[o] == HK_DTYPE_F16)))
+                                if (((mode == 1 || mode == 2) && (t != 1 || outs[o] == HK_DTYPE_F16)))
                                     continue;
                                 const hk_gemm_args a = plan_args(mn[i], mn[j], ks[l], t >> 1, t & 1, mode, outs[o], wss[w]);
                                 char what[160];
@@ -279,9 +286,9 @@ static void test_forced_plans(void **state)
         for (int32_t split = 0; split <= 17; ++split)
             for (size_t q = 0; q < sizeof problems / sizeof problems[0]; ++q)
                 for (int t = 0; t < 4; ++t)
-                    for (int mode = 0; mode < 3; ++mode)
+                    for (int mode = 0; mode < 4; ++mode)
                         for (int64_t ws = 0; ws <= (64 << 20); ws += 64 << 20) {
-                            if (mode > 0 && t != 1)
+                            if ((mode == 1 || mode == 2) && t != 1)
                                 continue;
                             const hk_tuning tune = {.gemm_forced = true, .gemm_shape = shape, .gemm_split = split};
                             const hk_gemm_args a = plan_args(problems[q][0], problems[q][1], problems[q][2], t >> 1, t & 1,
@@ -314,10 +321,10 @@ static void test_forced_plans(void **state)
 static void test_kernel_names(void **state)
 {
     (void)state;
-    static char names[27 * HK_GEMM_NSHAPES][96];
+    static char names[39 * HK_GEMM_NSHAPES][96];
     size_t named = 0;
     int per_shape[HK_GEMM_NSHAPES] = {0};
-    assert_int_equal(hk_gemm_kernels.count, 27 * HK_GEMM_NSHAPES);
+    assert_int_equal(hk_gemm_kernels.count, 39 * HK_GEMM_NSHAPES); /* 3 operand types x 4 layouts x 3 outputs, sums */
     for (size_t i = 0; i < hk_gemm_kernels.count; ++i) {
         char name[96];
         if (!hk_gemm_kernels.name(i, name, sizeof name))
