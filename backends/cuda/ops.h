@@ -9,5 +9,6 @@ extern HK_INTERNAL const hk_variant hk_cuda_ln_fused;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd;
 extern HK_INTERNAL const hk_variant hk_cuda_gemm;
 extern HK_INTERNAL const hk_variant hk_cuda_attn_fwd;
+extern HK_INTERNAL const hk_variant hk_cuda_attn_bwd;
 
 #endif

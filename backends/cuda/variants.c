@@ -7,5 +7,6 @@ HK_INTERNAL const hk_variant *const hk_cuda_variants[] = {
     &hk_cuda_ln_fused_bwd,
     &hk_cuda_gemm,
     &hk_cuda_attn_fwd,
+    &hk_cuda_attn_bwd,
     NULL,
 };
