@@ -19,9 +19,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'bench'))
 sys.path.insert(0, os.path.dirname(__file__))
 import hk  # noqa: E402
 import attn_check  # noqa: E402
-from attn_check import TOL, TORCH, reference  # noqa: E402
+from attn_check import TORCH, reference  # noqa: E402
 
 DET_RUNS = 10
+# (atol in units of the reference's rms, rtol): looser than the forward's, since P and dS are rounded to the
+# dtype before the products that form dV, dK and dQ
+TOL = {'bf16': (3e-2, 2 ** -5), 'f16': (1e-2, 2 ** -7)}
 
 
 def strides(x, varlen):
