@@ -149,8 +149,9 @@ static hk_status hk_cuda_attn_bwd_run(hk_context *ctx, const void *args)
         return st;
     const hk_attn_bwd_layout l = hk_attn_bwd_plan(a);
     const size_t inst = hk_attn_bwd_instance(a);
-    const bool tiled = inst < HK_ATTN_BWD_INSTANCES && tokens_q > 0 && tokens_k > 0 &&
-                       hk_attn_tma_view(a->q, a->q_stride, varlen) && hk_attn_tma_view(a->k, a->k_stride, varlen) &&
+    const bool tiled = !ctx->tuning.attn_bwd_rows && inst < HK_ATTN_BWD_INSTANCES && tokens_q > 0 &&
+                       tokens_k > 0 && hk_attn_tma_view(a->q, a->q_stride, varlen) &&
+                       hk_attn_tma_view(a->k, a->k_stride, varlen) &&
                        hk_attn_tma_view(a->v, a->v_stride, varlen) && hk_attn_tma_view(a->d_o, a->do_stride, varlen) &&
                        hk_attn_pairs(a->dk, a->dk_stride, varlen) && hk_attn_pairs(a->dv, a->dv_stride, varlen);
     uint8_t *ws = a->workspace; /* NULL only when the plan needs no bytes: no rows */
