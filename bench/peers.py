@@ -481,7 +481,7 @@ def bench_ln_bwd(b):
 
 # ---------------------------------------------------------------- report
 
-# ---------------------------------------------------------------- attention forward (sm_90a)
+# ---------------------------------------------------------------- attention forward and backward (sm_90a)
 ATTN_SHAPES = [  # (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal)
     (16, 16, 16, 4096, 4096, 128, False), (16, 16, 16, 4096, 4096, 128, True), (4, 32, 8, 8192, 8192, 128, True),
     (8, 16, 16, 8192, 8192, 64, True), (1, 16, 16, 16384, 16384, 128, False), (16, 8, 8, 4096, 4096, 256, False),
@@ -524,6 +524,67 @@ def bench_attn(b):
         flops = 4.0 * bt * hq * sq * sk * d / (2 if causal else 1)
         b.alternate('attn', shape, [('libhk', run_hk), ('torch cudnn', run_cudnn)], flops=flops)
         del q, k, v, o, lse, qt, kt, vt, ref
+        torch.cuda.empty_cache()
+
+
+@group('attn_bwd')
+def bench_attn_bwd(b):
+    """hk_attn_bwd (default mode, and deterministic) beside the backward of PyTorch SDPA on its cuDNN backend, called
+    in alternation on the forward's shapes (O and LSE from hk_attn_fwd); TFLOP/s count 2.5x the forward's FLOPs
+    (five products against two), halved when causal."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for bt, hq, hkv, sq, sk, d, causal in ATTN_SHAPES:
+        if sq < 512 or d > 128:  # past 128 features the backward takes its row kernels (no tiled instance yet)
+            continue
+        shape = f'B{bt} H{hq}/{hkv} {sq}x{sk} D{d}{" causal" if causal else ""}'
+        q = torch.randn(bt, sq, hq, d, device=b.dev, dtype=torch.bfloat16)
+        k = torch.randn(bt, sk, hkv, d, device=b.dev, dtype=torch.bfloat16)
+        v = torch.randn(bt, sk, hkv, d, device=b.dev, dtype=torch.bfloat16)
+        d_o = torch.randn(bt, sq, hq, d, device=b.dev, dtype=torch.bfloat16)
+        o = torch.empty_like(q)
+        lse = torch.empty(bt, hq, sq, device=b.dev)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        st = lambda x: hk.I64x3(x.stride(0), x.stride(1), x.stride(2))  # noqa: E731
+        common = dict(dtype=hk.DTYPE['bf16'], batch=bt, seqlen_q=sq, seqlen_k=sk, heads_q=hq, heads_kv=hkv,
+                      head_dim=d, q=q.data_ptr(), q_stride=st(q), k=k.data_ptr(), k_stride=st(k), v=v.data_ptr(),
+                      v_stride=st(v), o=o.data_ptr(), o_stride=st(o), lse=lse.data_ptr(), causal=int(causal),
+                      stream=b.stream)
+        fwd = hk.AttnFwdArgs(**common)
+        b.lib.check(b.lib.lib.hk_attn_fwd(b.ctx, ctypes.byref(fwd)), 'hk_attn_fwd')
+        args, spaces = [], []
+        for det in (0, 1):
+            a = hk.AttnBwdArgs(**common, d_o=d_o.data_ptr(), do_stride=st(d_o), dq=dq.data_ptr(), dq_stride=st(dq),
+                               dk=dk.data_ptr(), dk_stride=st(dk), dv=dv.data_ptr(), dv_stride=st(dv),
+                               deterministic=det)
+            need = ctypes.c_size_t()
+            b.lib.check(b.lib.lib.hk_attn_bwd_workspace_size(b.ctx, ctypes.byref(a), ctypes.byref(need)),
+                        'hk_attn_bwd_workspace_size')
+            spaces.append(torch.empty(max(need.value, 1), dtype=torch.uint8, device=b.dev))
+            a.workspace, a.workspace_size = spaces[-1].data_ptr(), need.value
+            args.append(a)
+
+        def run_hk(det):
+            return lambda i: b.lib.check(b.lib.lib.hk_attn_bwd(b.ctx, ctypes.byref(args[det])), 'hk_attn_bwd')
+
+        qt, kt, vt = (x.transpose(1, 2).detach().requires_grad_() for x in (q, k, v))
+        g = hq // hkv
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):  # GQA as repeated heads, as in the forward rows
+            ot = F.scaled_dot_product_attention(qt, kt.repeat_interleave(g, dim=1), vt.repeat_interleave(g, dim=1),
+                                                is_causal=causal)
+        dot = d_o.transpose(1, 2)
+
+        def run_cudnn(i):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return torch.autograd.grad(ot, (qt, kt, vt), dot, retain_graph=True)
+
+        run_hk(0)(0)
+        ref = run_cudnn(0)
+        for name, got, want in (('dQ', dq, ref[0]), ('dK', dk, ref[1]), ('dV', dv, ref[2])):
+            b.check('attn_bwd', shape, f'{name} vs cuDNN', rel_err(got, want.transpose(1, 2)), 2e-2)
+        flops = 2.5 * 4.0 * bt * hq * sq * sk * d / (2 if causal else 1)
+        b.alternate('attn_bwd', shape, [('libhk', run_hk(0)), ('libhk deterministic', run_hk(1)),
+                                        ('torch cudnn', run_cudnn)], flops=flops)
+        del q, k, v, d_o, o, lse, dq, dk, dv, spaces, qt, kt, vt, ot, dot, ref
         torch.cuda.empty_cache()
 
 

@@ -282,7 +282,9 @@ HK_API hk_status hk_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *args);
 /* Backward of hk_attn_fwd: from dO, Q, K, V, O and the forward's LSE produce dQ, dK, dV (same layouts and
  * strides rules as their forward counterparts; dK/dV sum over the query heads that share a kv head).
  * window, softcap and head_dim_v (since 1.3) mean what they mean in the forward and must match its call.
- * workspace: hk_attn_bwd_workspace_size() bytes of device memory (may be NULL when that is 0).
+ * workspace: hk_attn_bwd_workspace_size() bytes of 16-byte aligned device memory (may be NULL when that is 0);
+ * its contents need no initialising. The size depends on deterministic (sm_90a: an fp32 dQ accumulator and, when
+ * deterministic, the counters that order the additions into it; CPU contexts: 0).
  * deterministic: non-zero forbids run-to-run variation (no floating-point atomics). */
 typedef struct hk_attn_bwd_args {
     size_t struct_size;

@@ -160,17 +160,20 @@ CASES = [
 ]
 
 
-def main():
+def main(run=run_case, cases=CASES, label='attn_check'):
+    """Shared by attn_bwd_check.py: run(L, ctx, name, **kw) -> bool over (name, kw) cases."""
     ap = argparse.ArgumentParser()
     ap.add_argument('--lib', default='build/libhk.so')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--only', default='', help='comma-separated case names')
     args = ap.parse_args()
     torch.manual_seed(args.seed or int.from_bytes(os.urandom(4), 'little'))
     L = hk.Lib(args.lib)
     ctx = L.context('cuda')
-    passed = sum(run_case(L, ctx, name, **kw) for name, kw in CASES)
-    print(f'attn_check: {passed} passed, {len(CASES) - passed} failed')
-    return 0 if passed == len(CASES) else 1
+    cases = [c for c in cases if not args.only or c[0] in args.only.split(',')]
+    passed = sum(run(L, ctx, name, **kw) for name, kw in cases)
+    print(f'{label}: {passed} passed, {len(cases) - passed} failed')
+    return 0 if passed == len(cases) else 1
 
 
 if __name__ == '__main__':

@@ -110,6 +110,7 @@ typedef struct hk_tuning {
     int32_t gemm_split;  /* and its split (1 when not given) */
     int ln_stages;       /* HK_CUDA_TUNE_LN_STAGES: rows staged by the LayerNorm backward's staged form */
     bool plain_launch;   /* HK_CUDA_PDL=0: launch_dependent kernels launched plainly */
+    bool attn_bwd_rows;  /* HK_CUDA_TUNE_ATTN_BWD=rows: the attention backward's row kernels for every call */
 } hk_tuning;
 HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
 
@@ -121,6 +122,7 @@ enum {
     HK_KERNELS_CUDA_ROTARY,
     HK_KERNELS_CUDA_LN,
     HK_KERNELS_CUDA_ATTN,
+    HK_KERNELS_CUDA_ATTN_BWD,
     HK_KERNELS_CDNA_GEMM,
     HK_KERNELS_CDNA_ROTARY,
     HK_KERNELS_CDNA_LN,

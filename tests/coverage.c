@@ -29,7 +29,6 @@ static const th_coverage th_coverage_list[] = {
     {"sm_90a", "ln_fused", "*"},
     {"sm_90a", "cuda_wide", "*"},
     {"sm_90a", "attention", "*"},
-    {"sm_90a", "attention", "!bwd_*"},       /* the backward is not built for sm_90a yet */
     {"sm_90a", "attention", "!*f32*"},       /* f32 attention: the CPU backend only */
 
     /* gfx942 (backends/hip, the emulator): GEMM bf16, f16 and e4m3fnuz in, every layout, alignment and size, to

@@ -160,4 +160,14 @@ __device__ __forceinline__ uint32_t counter_add(uint32_t *counter, uint32_t valu
     return old;
 }
 
+/* Spin until a counter of counter_add reaches `value`; acquire: the writes published by the adds that brought it
+ * there are visible to this thread (and, through a barrier after it, to the others). */
+__device__ __forceinline__ void counter_wait(const uint32_t *counter, uint32_t value)
+{
+    uint32_t v;
+    do
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    while (v != value);
+}
+
 } // namespace hk::hopper
