@@ -17,7 +17,7 @@ if [ "$1" = pack ]; then
     B=${2:-build}
     rm -rf $Q && mkdir -p $Q/tests $Q/tools || exit 1
     cp -L "$B/libhk.so.1" $Q/ && cp "$B"/tools/hk-info "$B"/tools/hk-bench $Q/tools/ || exit 1
-    mkdir -p $Q/cubins && cp "$B"/kernels/hopper/*.cubin $Q/cubins/ || exit 1
+    mkdir -p $Q/cubins && cp "$B"/kernels/hopper/*.cubin "$B"/kernels/hopper/*.resources.txt $Q/cubins/ || exit 1
     for t in "$B"/tests/test_* "$B"/tests/cuda/test_*; do
         [ -f "$t" ] && [ -x "$t" ] && cp "$t" $Q/tests/
     done
@@ -78,7 +78,8 @@ for c in $F/cubins/*.cubin; do
 done
 
 # Timing, one thing at a time, most recent work first; each step starts only while the call has time left for it
-# (BUDGET seconds in all, default 540; SKIP_TIMING=1: only the A/B below).
+# (BUDGET seconds in all, default 540; TIMING: the comma-separated groups to time, default attn,gemm,membound,hkbench,
+# none of them with SKIP_TIMING=1, which leaves the A/B below).
 fits() { [ $((SECONDS - t0 + $1)) -le "${BUDGET:-540}" ]; }
 timeout 30 $F/tools/hk-info > $L/hk-info.txt 2>&1
 for x in lab/device_extra_*.sh; do
@@ -86,22 +87,24 @@ for x in lab/device_extra_*.sh; do
     F=$F OUT=$L timeout 90 bash "$x" > "$L/${x##*/}.log" 2>&1
     summary+=("${x##*/}: rc=$? $(tail -1 "$L/${x##*/}.log")")
 done
-if [ -z "${SKIP_TIMING:-}" ]; then
-    fits 150 && { timeout 150 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers_attn --reps 20 --warmup 3 \
-        --only attn > $L/peers_attn.log 2>&1; summary+=("attention peers: rc=$?"); }
-    cp /tmp/peers_attn/peers.json $L/peers_attn.json 2>/dev/null
-    fits 60 && { timeout 60 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --checks > $L/gemm-checks.txt 2>&1
-        summary+=("gemm_bench --checks: rc=$? $(tail -1 $L/gemm-checks.txt)"); }
-    fits 150 && { timeout 150 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --reps 30 --warmup 5 \
-        > $L/gemm-peers.txt 2>&1; summary+=("gemm peers: rc=$? $(tail -1 $L/gemm-peers.txt)"); }
-    fits 150 && { timeout 150 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers --reps 50 \
-        --only rotary,ln_fwd,ln_bwd > $L/peers.log 2>&1; summary+=("memory-bound peers: rc=$?"); }
-    cp /tmp/peers/peers.png /tmp/peers/peers.json $L/ 2>/dev/null
-    fits 60 && { timeout 60 $F/tools/hk-bench > $L/hk-bench.txt 2>&1; summary+=("hk-bench: rc=$?"); }
-fi
+timing=",${TIMING:-attn,gemm,membound,hkbench},"
+[ -n "${SKIP_TIMING:-}" ] && timing=,
+timed() { [[ $timing == *",$1,"* ]] && fits "$2"; }
+timed attn 150 && { timeout 150 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers_attn --reps 20 --warmup 3 \
+    --only attn > $L/peers_attn.log 2>&1; summary+=("attention peers: rc=$?"); }
+cp /tmp/peers_attn/peers.json $L/peers_attn.json 2>/dev/null
+timed gemm 60 && { timeout 60 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --checks > $L/gemm-checks.txt 2>&1
+    summary+=("gemm_bench --checks: rc=$? $(tail -1 $L/gemm-checks.txt)"); }
+timed gemm 150 && { timeout 150 python3 bench/gemm_bench.py --lib $F/libhk.so.1 --reps 30 --warmup 5 \
+    > $L/gemm-peers.txt 2>&1; summary+=("gemm peers: rc=$? $(tail -1 $L/gemm-peers.txt)"); }
+timed membound 150 && { timeout 150 python3 bench/peers.py --lib $F/libhk.so.1 --out /tmp/peers --reps 50 \
+    --only rotary,ln_fwd,ln_bwd > $L/peers.log 2>&1; summary+=("memory-bound peers: rc=$?"); }
+cp /tmp/peers/peers.png /tmp/peers/peers.json $L/ 2>/dev/null
+timed hkbench 60 && { timeout 60 $F/tools/hk-bench > $L/hk-bench.txt 2>&1; summary+=("hk-bench: rc=$?"); }
 A=$PWD/.carry/alt
 if [ -f $A/libhk.so.1 ]; then
     for t in $A/tests/test_*; do
+        [ -x "$t" ] || continue
         n=${t##*/}
         LD_LIBRARY_PATH=$A:$LD_LIBRARY_PATH HK_TEST_CONTEXTS=cuda/sm_90a timeout 200 $t > $L/alt_$n.log 2>&1
         echo "alt $n: rc=$? ok=$(grep -c '\[       OK \]' $L/alt_$n.log) failed=$(grep -c '\[  FAILED  \]' $L/alt_$n.log)" \
@@ -110,10 +113,11 @@ if [ -f $A/libhk.so.1 ]; then
     i=0
     for lib in $A $F $F $A; do
         [ -n "${NO_AB:-}" ] && break
+        fits 60 || break
         i=$((i + 1))
         timeout 120 python3 bench/peers.py --lib $lib/libhk.so.1 --out /tmp/ab$i --reps 50 --libhk-only \
             --only ${ALT_ONLY:-rotary} > $L/ab$i.log 2>&1
-        summary+=("A/B $i ${lib##*/}: rc=$? $(grep -E '^  (copy|rotary|ln_)' $L/ab$i.log | tr -s ' ' | tr '\n' ';')")
+        summary+=("A/B $i ${lib##*/}: rc=$? $(grep -E '^  (copy|rotary|ln_|attn)' $L/ab$i.log | tr -s ' ' | tr '\n' ';')")
     done
 fi
 
