@@ -444,7 +444,7 @@ int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *
                   (long long)a->head_dim, (long long)a->head_dim_v);
         return -1;
     }
-    const int d = attn_dims[inst][0], dv = attn_dims[inst][1], bm = HK_CDNA_ATTN_BM(d);
+    const int d = attn_dims[inst][0], bm = HK_CDNA_ATTN_BM(d);
     /* int32 row arithmetic, and every tile's buffer view (128 rows of one tensor) below 2^31 bytes. */
     const int64_t limit = (int64_t)1 << 22, m_blocks = (a->seqlen_q + bm - 1) / bm;
     if (a->seqlen_q >= ((int64_t)1 << 29) || a->seqlen_k >= ((int64_t)1 << 29) ||
