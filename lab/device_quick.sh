@@ -44,15 +44,18 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu 
 # (~90 s alone on the H200's host since its oracle streams B, twenty-sixth session; 420 s before): limits of 300 s.
 for t in $F/tests/test_*; do
     n=${t##*/}
-    (HK_TEST_CONTEXTS=cuda/sm_90a timeout 300 $t > $L/$n.log 2>&1
+    (HK_TEST_CONTEXTS=cuda/sm_90a timeout ${PHASE_S:-300} $t > $L/$n.log 2>&1
      echo "$n: rc=$? ok=$(grep -c '\[       OK \]' $L/$n.log) failed=$(grep -c '\[  FAILED  \]' $L/$n.log)" \
           "skipped=$(grep -c '\[  SKIPPED \]' $L/$n.log)" > $L/$n.sum) &
 done
-for spec in "memcheck test_gemm" "memcheck test_rotary" "memcheck test_ln_fused" "memcheck test_cuda_wide" \
-            "memcheck test_attention" "racecheck test_rotary" "racecheck test_ln_fused" "racecheck test_cuda_wide" \
-            "racecheck test_attention"; do
+# SANITIZE: ';'-separated "tool test" pairs (empty: none); PHASE_S: each one's limit; EXTRAS: which extra scripts.
+all_sanitizers="memcheck test_gemm;memcheck test_rotary;memcheck test_ln_fused;memcheck test_cuda_wide"
+all_sanitizers+=";memcheck test_attention;racecheck test_rotary;racecheck test_ln_fused;racecheck test_cuda_wide"
+all_sanitizers+=";racecheck test_attention"
+IFS=';' read -ra sanitize <<< "${SANITIZE-$all_sanitizers}"
+for spec in "${sanitize[@]}"; do
     set -- $spec
-    (HK_TEST_CONTEXTS=cuda/sm_90a timeout 300 compute-sanitizer --tool $1 --error-exitcode 99 --print-limit 20 \
+    (HK_TEST_CONTEXTS=cuda/sm_90a timeout ${PHASE_S:-300} compute-sanitizer --tool $1 --error-exitcode 99 --print-limit 20 \
         $F/tests/$2 > $L/$1_$2.log 2>&1
      echo "$1 $2: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $L/$1_$2.log | tail -1)" > $L/$1_$2.sum) &
 done
@@ -82,7 +85,7 @@ done
 # none of them with SKIP_TIMING=1, which leaves the A/B below).
 fits() { [ $((SECONDS - t0 + $1)) -le "${BUDGET:-540}" ]; }
 timeout 30 $F/tools/hk-info > $L/hk-info.txt 2>&1
-for x in lab/device_extra_*.sh; do
+for x in ${EXTRAS:-lab/device_extra_*.sh}; do
     [ -f "$x" ] && fits 90 || continue
     F=$F OUT=$L timeout 90 bash "$x" > "$L/${x##*/}.log" 2>&1
     summary+=("${x##*/}: rc=$? $(tail -1 "$L/${x##*/}.log")")
@@ -115,7 +118,7 @@ if [ -f $A/libhk.so.1 ]; then
         [ -n "${NO_AB:-}" ] && break
         fits 60 || break
         i=$((i + 1))
-        timeout 120 python3 bench/peers.py --lib $lib/libhk.so.1 --out /tmp/ab$i --reps 50 --libhk-only \
+        timeout 120 python3 bench/peers.py --lib $lib/libhk.so.1 --out /tmp/ab$i --reps ${AB_REPS:-50} --libhk-only \
             --only ${ALT_ONLY:-rotary} > $L/ab$i.log 2>&1
         summary+=("A/B $i ${lib##*/}: rc=$? $(grep -E '^  (copy|rotary|ln_|attn)' $L/ab$i.log | tr -s ' ' | tr '\n' ';')")
     done
