@@ -70,6 +70,8 @@ static const attn_case fwd_cases[] = {
      .causal = 1},
     {"head_dim_192_v128_f16_strided", TH_ALL, F16, .batch = 1, .sq = 64, .sk = 64, .hq = 2, .hkv = 2, .d = 192,
      .dv = 128, .pad = 8},
+    {"head_dim_32_v96", TH_ALL, BF, .batch = 1, .sq = 40, .sk = 70, .hq = 2, .hkv = 1, .d = 32, .dv = 96,
+     .causal = 1}, /* tiled kernels: a padded instance whose second feature step of Q and K is all padding */
     {"head_dim_64_v96_f32", TH_ALL, F32, .batch = 1, .sq = 20, .sk = 30, .hq = 2, .hkv = 1, .d = 64, .dv = 96},
     /* sliding windows */
     {"window_left_only", TH_ALL, BF, .batch = 1, .sq = 129, .sk = 129, .hq = 2, .hkv = 2, .d = 64, .window = 1,
