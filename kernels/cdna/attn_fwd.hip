@@ -2,11 +2,12 @@
  * head, and its LSE, for bf16 and f16 at runtime shapes with every mask of hk.h (causal bottom-right, sliding window),
  * softcap, head_dim_v != head_dim, GQA/MQA, varlen and any strides.
  *
- * A block of 4 waves takes BM = 4 QW query rows of one (sequence, head). Each wave keeps its QW rows of Q in
+ * A block of 8 or 4 waves takes QW query rows per wave of one (sequence, head). Each wave keeps its rows of Q in
  * registers (staged through LDS once) and walks the KV blocks of BN keys that some row of the block can see. K and
- * V^T go through LDS, double-buffered where the arch's LDS holds two stages: while the waves compute on one stage,
- * the next KV block (loaded from global memory during the previous one and held in registers) is stored into the
- * other. Products are kept transposed, the query in the lane: S^T = K Q^T (mma_abt), so each lane holds whole query
+ * V^T go through LDS, double-buffered where the arch's LDS holds two stages, each block loaded from global memory one
+ * step ahead and held in registers until its stage is free. 8 waves (the aligned kernels up to D = 128) run as two
+ * groups in ping-pong: on every SIMD one group's MFMAs run while the other group's softmax and LDS stores do. 4 waves
+ * (larger D, unaligned views) compute and store in the same barrier interval. Products are kept transposed, the query in the lane: S^T = K Q^T (mma_abt), so each lane holds whole query
  * columns and the softmax statistics are per-lane scalars; O^T += V^T P^T, where the S^T accumulator fragments,
  * rounded to the input type, already are the P^T operand (the V^T tile interleaves 4-key quads to match:
  * k_quads_interleaved). The softmax runs in base 2 with the scale folded into exp2_scale (attn_params.h): x = t
