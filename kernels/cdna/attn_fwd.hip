@@ -7,11 +7,12 @@
  * V^T go through LDS, double-buffered where the arch's LDS holds two stages, each block loaded from global memory one
  * step ahead and held in registers until its stage is free. 8 waves (the aligned kernels up to D = 128) run as two
  * groups in ping-pong: on every SIMD one group's MFMAs run while the other group's softmax and LDS stores do. 4 waves
- * (larger D, unaligned views) compute and store in the same barrier interval. Products are kept transposed, the query in the lane: S^T = K Q^T (mma_abt), so each lane holds whole query
- * columns and the softmax statistics are per-lane scalars; O^T += V^T P^T, where the S^T accumulator fragments,
- * rounded to the input type, already are the P^T operand (the V^T tile interleaves 4-key quads to match:
- * k_quads_interleaved). The softmax runs in base 2 with the scale folded into exp2_scale (attn_params.h): x = t
- * exp2_scale, p = 2^(x - m), and O and l are rescaled by 2^(m_old - m) when the running maximum m grows.
+ * (larger D, unaligned views) compute and store in the same barrier interval. Products are kept transposed, the
+ * query in the lane: S^T = K Q^T (mma_abt), so each lane holds whole query columns and the softmax statistics are
+ * per-lane scalars; O^T += V^T P^T, where the S^T accumulator fragments, rounded to the input type, already are the
+ * P^T operand (the V^T tile interleaves 4-key quads to match: k_quads_interleaved). The softmax runs in base 2 with
+ * the scale folded into exp2_scale (attn_params.h): x = t exp2_scale, p = 2^(x - m), and O and l are rescaled by
+ * 2^(m_old - m) when the running maximum m grows.
  * Masks: only the KV blocks that some row of the block sees are visited; element masks are applied only on blocks
  * that cut some row. Rows past the sequence and features past head_dim / head_dim_v read zeros through the
  * range-checked buffer views and are never written.
@@ -63,7 +64,8 @@ template <typename T, int D, int DV, bool Aligned, int Waves> HK_DEV void attn_f
     const int mt = p.m_blocks - 1 - id / bh, h = id % bh % p.heads_q, b = id % bh / p.heads_q, kvh = h / p.group;
     const bool varlen = p.cu_seqlens_q != nullptr;
     const int tq = varlen ? p.cu_seqlens_q[b] : 0, tk = varlen ? p.cu_seqlens_k[b] : 0;
-    const int nq = varlen ? p.cu_seqlens_q[b + 1] - tq : p.seqlen_q, nk = varlen ? p.cu_seqlens_k[b + 1] - tk : p.seqlen_k;
+    const int nq = varlen ? p.cu_seqlens_q[b + 1] - tq : p.seqlen_q;
+    const int nk = varlen ? p.cu_seqlens_k[b + 1] - tk : p.seqlen_k;
     const int q0 = mt * BM;
     if (q0 >= nq)
         return;

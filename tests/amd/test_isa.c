@@ -221,7 +221,8 @@ static void test_attn_main_loop(void **state)
             for (int d = 0; d < 4; ++d)
                 for (int u = 0; u < 2; ++u) {
                     char name[96], op[64];
-                    snprintf(name, sizeof name, "hk_attn_fwd_%s_d%d_%d%s", types[t], dims[d][0], dims[d][1], u ? "_u" : "");
+                    snprintf(name, sizeof name, "hk_attn_fwd_%s_d%d_%d%s", types[t], dims[d][0], dims[d][1],
+                             u ? "_u" : "");
                     const row *r = find(archs[a], name);
                     if (!r)
                         fail_msg("%s: %s missing", archs[a], name);
@@ -233,15 +234,15 @@ static void test_attn_main_loop(void **state)
                     const long waves = pp ? 2 : u ? 1 : by_lds < 2 ? by_lds : 2;
                     snprintf(op, sizeof op, "v_mfma_f32_16x16x%ld_%s", inst_k, types[t]);
                     if (r->loop_mfma != want || r->mfma != want + (pp ? pv : 0))
-                        fail_msg("%s %s: %ld MFMAs in the main loop, %ld in all; one KV block of a wave is %ld", archs[a],
-                                 name, r->loop_mfma, r->mfma, want);
+                        fail_msg("%s %s: %ld MFMAs in the main loop, %ld in all; one KV block of a wave is %ld",
+                                 archs[a], name, r->loop_mfma, r->mfma, want);
                     if (strcmp(r->ops, op) != 0)
                         fail_msg("%s %s: MFMA opcodes %s, expected %s", archs[a], name, r->ops, op);
                     if (r->lds != lds)
                         fail_msg("%s %s: LDS %ld bytes, expected %ld", archs[a], name, r->lds, lds);
                     if (regs > 512 || r->threads != (pp ? 512 : 256) || r->occupancy < waves)
-                        fail_msg("%s %s: %ld VGPR + AGPR, %ld threads, %ld waves per SIMD (designed: %ld)", archs[a], name,
-                                 regs, r->threads, r->occupancy, waves);
+                        fail_msg("%s %s: %ld VGPR + AGPR, %ld threads, %ld waves per SIMD (designed: %ld)", archs[a],
+                                 name, regs, r->threads, r->occupancy, waves);
                     print_message("%s %-28s MFMA/KV block %3ld, VGPR %3ld + AGPR %3ld, LDS %6ld, waves/SIMD %ld\n",
                                   archs[a], name, r->loop_mfma, r->vgpr, r->agpr, r->lds, r->occupancy);
                     ++checked;
