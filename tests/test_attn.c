@@ -71,6 +71,8 @@ static const attn_case fwd_cases[] = {
      .causal = 1},
     {"head_dim_192_v128_f16_strided", TH_ALL, F16, .batch = 1, .sq = 64, .sk = 64, .hq = 2, .hkv = 2, .d = 192,
      .dv = 128, .pad = 8},
+    {"head_dim_32_v96", TH_ALL, BF, .batch = 1, .sq = 40, .sk = 70, .hq = 2, .hkv = 1, .d = 32, .dv = 96,
+     .causal = 1}, /* tiled kernels: a padded instance whose second feature step of Q and K is all padding */
     {"head_dim_64_v96_f32", TH_ALL, F32, .batch = 1, .sq = 20, .sk = 30, .hq = 2, .hkv = 1, .d = 64, .dv = 96},
     /* sliding windows */
     {"window_left_only", TH_ALL, BF, .batch = 1, .sq = 129, .sk = 129, .hq = 2, .hkv = 2, .d = 64, .window = 1,
@@ -110,15 +112,19 @@ static const attn_case fwd_cases[] = {
      .window = 1, .left = 9, .right = 4, .pad = 8, .packed = 1},
     {"packed_qkv_varlen_f16", TH_ALL, F16, .batch = 3, .sq = 40, .sk = 40, .hq = 2, .hkv = 2, .d = 128,
      .causal = 1, .varlen = 1, .lens_q = {40, 0, 13}, .lens_k = {40, 0, 13}, .packed = 1},
+    /* several query tiles and KV blocks at emulator sizes */
+    {"causal_300_gqa2", TH_ALL, BF, .batch = 1, .sq = 300, .sk = 300, .hq = 2, .hkv = 1, .d = 64, .causal = 1},
+    {"window_softcap_300_d128_f16", TH_ALL, F16, .batch = 1, .sq = 300, .sk = 290, .hq = 1, .hkv = 1, .d = 128,
+     .window = 1, .left = 100, .right = 20, .softcap = 10.0f},
     /* long sequences */
-    {"long_1000_causal_gqa", TH_ALL, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
+    {"long_1000_causal_gqa", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
      .causal = 1},
-    {"long_1000x127_d128", TH_ALL, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
-    {"long_4097_causal", TH_ALL, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
+    {"long_1000x127_d128", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
+    {"long_4097_causal", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .causal = 1},
-    {"long_4097_window_softcap", TH_ALL, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
+    {"long_4097_window_softcap", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .window = 1, .left = 1000, .right = 100, .softcap = 10.0f},
-    {"long_1000x4097_f16", TH_ALL, F16, .batch = 1, .sq = 1000, .sk = 4097, .hq = 1, .hkv = 1, .d = 64},
+    {"long_1000x4097_f16", TH_NOT_EMU, F16, .batch = 1, .sq = 1000, .sk = 4097, .hq = 1, .hkv = 1, .d = 64},
     {"strided_odd_pad", TH_ALL, BF, .batch = 2, .sq = 31, .sk = 45, .hq = 3, .hkv = 3, .d = 64, .causal = 1,
      .pad = 3},
 };

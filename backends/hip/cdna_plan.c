@@ -420,7 +420,7 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
 }
 
 /* ---------------------------------------------------------------- attention forward
- * Mirrors kernels/cdna/attn_fwd.hip: BM = HK_CDNA_ATTN_BM(D) query rows per block. */
+ * Mirrors kernels/cdna/attn_fwd.hip: HK_CDNA_ATTN_BM(D, aligned) query rows per block. */
 
 /* Whole 16-byte vectors everywhere: base, seq and head strides (and the batch stride unless varlen). */
 static bool attn_aligned(const void *p, const int64_t s[3], bool varlen)
@@ -444,9 +444,13 @@ int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *
                   (long long)a->head_dim, (long long)a->head_dim_v);
         return -1;
     }
-    const int d = attn_dims[inst][0], bm = HK_CDNA_ATTN_BM(d);
-    /* int32 row arithmetic, and every tile's buffer view (128 rows of one tensor) below 2^31 bytes. */
-    const int64_t limit = (int64_t)1 << 22, m_blocks = (a->seqlen_q + bm - 1) / bm;
+    const bool varlen = a->cu_seqlens_q != NULL;
+    const bool aligned = a->head_dim % 8 == 0 && a->head_dim_v % 8 == 0 && attn_aligned(a->q, a->q_stride, varlen) &&
+                         attn_aligned(a->k, a->k_stride, varlen) && attn_aligned(a->v, a->v_stride, varlen) &&
+                         attn_aligned(a->o, a->o_stride, varlen);
+    const int d = attn_dims[inst][0], bm = HK_CDNA_ATTN_BM(d, aligned);
+    /* int32 row arithmetic, and every tile's buffer view (up to 256 rows of one tensor) below 2^31 bytes. */
+    const int64_t limit = (int64_t)1 << 21, m_blocks = (a->seqlen_q + bm - 1) / bm;
     if (a->seqlen_q >= ((int64_t)1 << 29) || a->seqlen_k >= ((int64_t)1 << 29) ||
         m_blocks * a->heads_q * a->batch > INT32_MAX) {
         hk_format(why, why_size, "seqlen_q %lld, seqlen_k %lld (below 2^29 each) and %lld x %lld x %lld blocks "
@@ -455,24 +459,20 @@ int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *
         return -1;
     }
     if (a->q_stride[1] >= limit || a->k_stride[1] >= limit || a->v_stride[1] >= limit || a->o_stride[1] >= limit) {
-        hk_format(why, why_size, "sequence strides q %lld, k %lld, v %lld, o %lld; each below 2^22 elements",
+        hk_format(why, why_size, "sequence strides q %lld, k %lld, v %lld, o %lld; each below 2^21 elements",
                   (long long)a->q_stride[1], (long long)a->k_stride[1], (long long)a->v_stride[1],
                   (long long)a->o_stride[1]);
         return -1;
     }
     if (a->batch == 0 || a->seqlen_q == 0)
         return 0;
-    const bool varlen = a->cu_seqlens_q != NULL;
-    const bool aligned = a->head_dim % 8 == 0 && a->head_dim_v % 8 == 0 && attn_aligned(a->q, a->q_stride, varlen) &&
-                         attn_aligned(a->k, a->k_stride, varlen) && attn_aligned(a->v, a->v_stride, varlen) &&
-                         attn_aligned(a->o, a->o_stride, varlen);
     hk_cdna_launch *L = out;
     memset(L, 0, sizeof *L);
     L->kernels = &hk_cdna_attn_kernels;
     L->kernel = ((a->dtype == HK_DTYPE_BF16 ? 0 : 1) * ATTN_DIMS + inst) * 2 + !aligned;
     L->grid[0] = (unsigned)(m_blocks * a->heads_q * a->batch);
     L->grid[1] = L->grid[2] = 1;
-    L->block[0] = HK_CDNA_ATTN_THREADS;
+    L->block[0] = (unsigned)(64 * HK_CDNA_ATTN_WAVES(d, aligned));
     L->block[1] = L->block[2] = 1;
     hk_attn_fwd_resolve(a, &L->params.attn);
     L->params.attn.m_blocks = (int32_t)m_blocks;

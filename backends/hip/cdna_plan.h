@@ -73,8 +73,8 @@ HK_INTERNAL hk_status hk_cdna_run(hk_context *ctx, hk_op op, int schedule, const
       "4 waves, 128x128 macro tile, loads and MFMA interleaved, double-buffered LDS; " HK_CDNA_GEMM_COVERS       \
       "; unaligned operands element by element", NULL)                                                           \
     X(attn, HK_OP_ATTN_FWD, 0, "attn_fwd",                                                                       \
-      "bf16/f16, head_dim <= 256 (192 with head_dim_v <= 128), causal, window, softcap, GQA, varlen, any strides; " \
-      "4 waves of 16-32 query rows, K and V^T through LDS, online base-2 softmax", NULL)
+      "bf16/f16, head_dim and head_dim_v <= 256, causal, window, softcap, GQA, varlen, any strides; 8 waves in "   \
+      "ping-pong (4 for D > 128 or unaligned views), K and V^T through LDS, online base-2 softmax", NULL)
 
 /* One backend's supports()/run() of a table entry, as hk_variant wants them, running launches through exec. */
 #define HK_CDNA_VARIANT_BODIES(var, OP, SCHED, exec)                                                             \

@@ -2,15 +2,17 @@
  * head, and its LSE, for bf16 and f16 at runtime shapes with every mask of hk.h (causal bottom-right, sliding window),
  * softcap, head_dim_v != head_dim, GQA/MQA, varlen and any strides.
  *
- * A block of 4 waves takes BM = 4 QW query rows of one (sequence, head). Each wave keeps its QW rows of Q in
+ * A block of 8 or 4 waves takes QW query rows per wave of one (sequence, head). Each wave keeps its rows of Q in
  * registers (staged through LDS once) and walks the KV blocks of BN keys that some row of the block can see. K and
- * V^T go through LDS, double-buffered where the arch's LDS holds two stages: while the waves compute on one stage,
- * the next KV block (loaded from global memory during the previous one and held in registers) is stored into the
- * other. Products are kept transposed, the query in the lane: S^T = K Q^T (mma_abt), so each lane holds whole query
- * columns and the softmax statistics are per-lane scalars; O^T += V^T P^T, where the S^T accumulator fragments,
- * rounded to the input type, already are the P^T operand (the V^T tile interleaves 4-key quads to match:
- * k_quads_interleaved). The softmax runs in base 2 with the scale folded into exp2_scale (attn_params.h): x = t
- * exp2_scale, p = 2^(x - m), and O and l are rescaled by 2^(m_old - m) when the running maximum m grows.
+ * V^T go through LDS, double-buffered where the arch's LDS holds two stages, each block loaded from global memory one
+ * step ahead and held in registers until its stage is free. 8 waves (the aligned kernels up to D = 128) run as two
+ * groups in ping-pong: on every SIMD one group's MFMAs run while the other group's softmax and LDS stores do. 4 waves
+ * (larger D, unaligned views) compute and store in the same barrier interval. Products are kept transposed, the
+ * query in the lane: S^T = K Q^T (mma_abt), so each lane holds whole query columns and the softmax statistics are
+ * per-lane scalars; O^T += V^T P^T, where the S^T accumulator fragments, rounded to the input type, already are the
+ * P^T operand (the V^T tile interleaves 4-key quads to match: k_quads_interleaved). The softmax runs in base 2 with
+ * the scale folded into exp2_scale (attn_params.h): x = t exp2_scale, p = 2^(x - m), and O and l are rescaled by
+ * 2^(m_old - m) when the running maximum m grows.
  * Masks: only the KV blocks that some row of the block sees are visited; element masks are applied only on blocks
  * that cut some row. Rows past the sequence and features past head_dim / head_dim_v read zeros through the
  * range-checked buffer views and are never written.
@@ -37,16 +39,18 @@ template <> struct attn_atom<f16> { using type = mma_pair<mma_f16_16x16x16>; };
  * (lds_tile's swizzle; the emulator checks every read), and a D-deep tile takes D / BK steps, each with a buffer
  * view of its own whose scalar registers the loop keeps live (64-byte rows run gfx942 out of SGPRs at D = 256).
  * KV blocks are BN = BK keys. */
-constexpr int kBK = 64, kBN = 64, kKS = 32, kThreads = HK_CDNA_ATTN_THREADS;
+constexpr int kBK = 64, kBN = 64, kKS = 32;
 /* Two stages of K and V^T where the arch's LDS holds them, else one. */
 template <int D, int DV> constexpr int kStages = 2 * kBN * (D + DV) * 2 <= kLdsBytes ? 2 : 1;
 
-template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk_attn_fwd_params &p)
+template <typename T, int D, int DV, bool Aligned, int Waves> HK_DEV void attn_fwd(const hk_attn_fwd_params &p)
 {
     using Atom = typename attn_atom<T>::type;
     using A = typename Atom::A;
     using C = typename Atom::C;
-    constexpr int QW = HK_CDNA_ATTN_QW(D), BM = HK_CDNA_ATTN_BM(D), BN = kBN, BK = kBK, KS = kKS, NQ = QW / 16;
+    constexpr int QW = HK_CDNA_ATTN_QW(D), BM = Waves * QW, BN = kBN, BK = kBK, KS = kKS, NQ = QW / 16;
+    constexpr int kThreads = 64 * Waves;
+    static_assert(Waves == HK_CDNA_ATTN_WAVES(D, Aligned), "the host's block shape (attn_params.h)");
     constexpr int S = kStages<D, DV>, kStage = BN * (D + DV); /* elements of a stage: K, then V^T */
     static_assert(A::kElems == 8 && C::kRows == 16 && C::kElems == 4 && A::kCols == KS, "16 x 16 x 32 atoms");
     static_assert(D % BK == 0 && DV % BK == 0 && BN % BK == 0 && BK % KS == 0 && BM * D <= S * kStage, "tiles");
@@ -60,7 +64,8 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
     const int mt = p.m_blocks - 1 - id / bh, h = id % bh % p.heads_q, b = id % bh / p.heads_q, kvh = h / p.group;
     const bool varlen = p.cu_seqlens_q != nullptr;
     const int tq = varlen ? p.cu_seqlens_q[b] : 0, tk = varlen ? p.cu_seqlens_k[b] : 0;
-    const int nq = varlen ? p.cu_seqlens_q[b + 1] - tq : p.seqlen_q, nk = varlen ? p.cu_seqlens_k[b + 1] - tk : p.seqlen_k;
+    const int nq = varlen ? p.cu_seqlens_q[b + 1] - tq : p.seqlen_q;
+    const int nk = varlen ? p.cu_seqlens_k[b + 1] - tk : p.seqlen_k;
     const int q0 = mt * BM;
     if (q0 >= nq)
         return;
@@ -107,23 +112,28 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
 
     stage<T, BN, BK, true, Aligned, kThreads> sk[D / BK];
     stage<T, DV, BK, false, Aligned, kThreads, k_quads_interleaved> sv[BN / BK];
-    auto fetch = [&](int kb) {
+    auto fetch_k = [&](int kb) {
         const int kv0 = kb * BN;
         HK_UNROLL
         for (int s = 0; s < D / BK; ++s) {
             sk[s].x = {k + (int64_t)kv0 * ks, nk - kv0, p.head_dim, ks};
             fill(sk[s], s, s * BK < p.head_dim);
         }
+    };
+    auto fetch_v = [&](int kb) {
+        const int kv0 = kb * BN;
         HK_UNROLL
         for (int c = 0; c < BN / BK; ++c) {
             sv[c].x = {v + (int64_t)kv0 * vs, p.head_dim_v, nk - kv0, vs};
             fill(sv[c], c, kv0 + c * BK < nk);
         }
     };
-    auto put = [&](int st) {
+    auto put_k = [&](int st) {
         HK_UNROLL
         for (int s = 0; s < D / BK; ++s)
             sk[s].store(ktile(st, s));
+    };
+    auto put_v = [&](int st) {
         HK_UNROLL
         for (int c = 0; c < BN / BK; ++c)
             sv[c].store(vtile(st, c));
@@ -136,12 +146,11 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
         m[i] = neg_inf, l[i] = 0.0f;
     rt<float, DV, QW, C> acc; /* O^T */
     zero(acc);
+    rt<float, BN, QW, C> s;   /* S^T, then P^T in fp32 */
+    rt<T, QW, KS, A> pf[BN / KS]; /* P^T operands, keys 32c .. 32c + 31 */
     const int la = lane();
 
-    /* One KV block from stage st: S^T, masks, online softmax, O^T += V^T P^T. */
-    auto block = [&](int st, int kb) {
-        const int kv0 = kb * BN;
-        rt<float, BN, QW, C> s;
+    auto scores = [&](int st) {
         zero(s);
         HK_UNROLL
         for (int d = 0; d < D / KS; ++d) {
@@ -149,6 +158,10 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
             load(kf, ktile(st, d * KS / BK), 0, d * KS % BK);
             mma_abt<Atom>(s, qf[d], kf);
         }
+    };
+    /* Masks, online softmax, O^T rescaled, P^T operands. */
+    auto softmax = [&](int kb) {
+        const int kv0 = kb * BN;
         const bool full = kv0 + BN <= nk && (!p.has_left || kv0 >= qlast + diag - left) &&
                           (!p.has_right || kv0 + BN - 1 <= q0 + diag + right);
         HK_UNROLL
@@ -190,50 +203,124 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
         for (int i = 0; i < NQ; ++i)
             l[i] = l[i] * alpha[i] + sum[i];
         mul_cols(acc, alpha);
+        /* Item e of a lane in the P^T operand of keys 32c .. 32c + 31 is item e % 4 of S^T fragment 2c + e / 4. */
         HK_UNROLL
-        for (int c = 0; c < BN / KS; ++c) {
-            /* P^T operand of keys 32c .. 32c + 31: item e of a lane is item e % 4 of S^T fragment 2c + e / 4. */
-            rt<T, QW, KS, A> pf;
+        for (int c = 0; c < BN / KS; ++c)
             HK_UNROLL
             for (int i = 0; i < NQ; ++i)
                 HK_UNROLL
                 for (int e = 0; e < A::kElems; ++e)
-                    pf.d[i][0][e] = from_float<T>(s.d[2 * c + e / 4][i][e % 4]);
+                    pf[c].d[i][0][e] = from_float<T>(s.d[2 * c + e / 4][i][e % 4]);
+    };
+    auto pv = [&](int st) {
+        HK_UNROLL
+        for (int c = 0; c < BN / KS; ++c) {
             rt<T, DV, KS, A> vf;
             load(vf, vtile(st, c * KS / BK), 0, c * KS % BK);
-            mma_abt<Atom>(acc, pf, vf);
+            mma_abt<Atom>(acc, pf[c], vf);
         }
     };
 
     const int n = kb1 - kb0;
-    if (n > 0) {
-        fetch(kb0);
-        put(0);
-        if (n > 1)
-            fetch(kb0 + 1);
-    }
-    raw::lds_barrier();
+    if constexpr (Waves == 4) {
+        /* One barrier per KV block; the next block's stores overlap this block's compute where there are two stages. */
+        if (n > 0) {
+            fetch_k(kb0), fetch_v(kb0);
+            put_k(0), put_v(0);
+            if (n > 1)
+                fetch_k(kb0 + 1), fetch_v(kb0 + 1);
+        }
+        raw::lds_barrier();
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #endif
-    for (int i = 0; i < n; ++i) {
-        const int cur = S == 2 ? i & 1 : 0;
-        if (S == 2 && i + 1 < n) { /* the other stage was last read before the previous barrier */
-            put(cur ^ 1);
-            if (i + 2 < n)
-                fetch(kb0 + i + 2);
-        }
-        if (active)
-            block(cur, kb0 + i);
-        if (S == 1) {
-            raw::lds_barrier();
-            if (i + 1 < n) {
-                put(0);
+        for (int i = 0; i < n; ++i) {
+            const int cur = S == 2 ? i & 1 : 0;
+            if (S == 2 && i + 1 < n) { /* the other stage was last read before the previous barrier */
+                put_k(cur ^ 1), put_v(cur ^ 1);
                 if (i + 2 < n)
-                    fetch(kb0 + i + 2);
+                    fetch_k(kb0 + i + 2), fetch_v(kb0 + i + 2);
             }
+            if (active) {
+                scores(cur);
+                softmax(kb0 + i);
+                pv(cur);
+            }
+            if (S == 1) {
+                raw::lds_barrier();
+                if (i + 1 < n) {
+                    put_k(0), put_v(0);
+                    if (i + 2 < n)
+                        fetch_k(kb0 + i + 2), fetch_v(kb0 + i + 2);
+                }
+            }
+            raw::lds_barrier();
+        }
+    } else {
+        /* Ping-pong: two groups of 4 waves, group 1 one barrier interval behind group 0. A group's iteration j is an
+         * MFMA phase (raised priority: O^T += V^T P^T of block j - 1, then S^T of block j) and a softmax phase, in
+         * which it also stores its share of two stages and loads its share of the next two. Group 0 stores K(j + 1)
+         * and V(j) in its softmax phase j (interval 2j + 1), group 1 K(j + 2) and V(j + 1) in its (interval 2j + 2):
+         * K(m) is complete before interval 2m, where group 0 first reads it, and V(m) before 2m + 2; both groups
+         * finished reading the stage's previous block two intervals earlier, and in any interval the group storing
+         * into one stage of K (of V) reads the other one. */
+        static_assert(S == 2, "ping-pong needs two stages of K and V^T");
+        const int g = w / 4;
+        auto stage_k = [&](int kb) {
+            if (kb < kb1)
+                put_k((kb - kb0) & 1);
+        };
+        auto stage_v = [&](int kb) {
+            if (kb < kb1)
+                put_v((kb - kb0) & 1);
+        };
+        if (n > 0) {
+            fetch_k(kb0);
+            put_k(0);
+            if (g == 1) {
+                if (n > 1)
+                    fetch_k(kb0 + 1), put_k(1);
+                fetch_v(kb0), put_v(0);
+            }
+            if (kb0 + 1 + g < kb1)
+                fetch_k(kb0 + 1 + g);
+            if (kb0 + g < kb1)
+                fetch_v(kb0 + g);
         }
         raw::lds_barrier();
+        if (g == 1)
+            raw::lds_barrier();
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
+        for (int j = 0; j < n; ++j) {
+            const int kb = kb0 + j;
+            raw::sched_fence();
+            raw::set_prio<1>();
+            if (active) {
+                if (j > 0)
+                    pv((j - 1) & 1);
+                scores(j & 1);
+            }
+            raw::set_prio<0>();
+            raw::sched_fence();
+            raw::lds_barrier();
+            raw::sched_fence();
+            if (active)
+                softmax(kb);
+            stage_k(kb + 1 + g);
+            stage_v(kb + g);
+            if (kb + 2 + g < kb1)
+                fetch_k(kb + 2 + g);
+            if (kb + 1 + g < kb1)
+                fetch_v(kb + 1 + g);
+            raw::sched_fence();
+            raw::lds_barrier();
+        }
+        if (active && n > 0)
+            pv((n - 1) & 1);
+        if (g == 0)
+            raw::lds_barrier();
     }
     if (!active)
         return;
@@ -270,9 +357,9 @@ template <typename T, int D, int DV, bool Aligned> HK_DEV void attn_fwd(const hk
 /* hk_attn_fwd_<bf16|f16>_d<D>_<DV>[_u: any alignment, element-wise loads and stores]; the host picks one
  * (backends/hip/cdna_plan.c): the smallest (D, DV) holding head_dim and head_dim_v. */
 #define HK_ATTN_KERNEL(T, tn, D, DV, AL, suffix)                                                                \
-    HK_KERNEL(hk_attn_fwd_##tn##_d##D##_##DV##suffix, hk_attn_fwd_params, HK_CDNA_ATTN_THREADS)                \
+    HK_KERNEL(hk_attn_fwd_##tn##_d##D##_##DV##suffix, hk_attn_fwd_params, 64 * HK_CDNA_ATTN_WAVES(D, AL))       \
     {                                                                                                          \
-        attn_fwd<T, D, DV, AL>(p);                                                                             \
+        attn_fwd<T, D, DV, AL, HK_CDNA_ATTN_WAVES(D, AL)>(p);                                                  \
     }
 #define HK_ATTN_DIMS(T, tn, D, DV)                                                                              \
     HK_ATTN_KERNEL(T, tn, D, DV, true, )                                                                       \

@@ -20,11 +20,11 @@
 /* The row kernel (any strides and alignment): one warp per query row. */
 #define HK_ATTN_FWD_ROWS_WARPS 4
 
-/* CDNA geometry (kernels/cdna/attn_fwd.hip), per padded (D, DV): blocks of 4 waves (256 threads), each wave QW query
- * rows, so a block covers 4 QW query rows. */
-#define HK_CDNA_ATTN_THREADS 256
+/* CDNA geometry (kernels/cdna/attn_fwd.hip), per padded (D, DV) and alignment: blocks of 8 waves in ping-pong (the
+ * aligned kernels up to D = 128) or 4, each wave QW query rows, so a block covers WAVES QW query rows. */
+#define HK_CDNA_ATTN_WAVES(D, ALIGNED) ((ALIGNED) && (D) <= 128 ? 8 : 4)
 #define HK_CDNA_ATTN_QW(D) ((D) > 128 ? 16 : 32)
-#define HK_CDNA_ATTN_BM(D) (4 * HK_CDNA_ATTN_QW(D))
+#define HK_CDNA_ATTN_BM(D, ALIGNED) (HK_CDNA_ATTN_WAVES(D, ALIGNED) * HK_CDNA_ATTN_QW(D))
 
 /* Query row i (of its sequence) sees key j iff j < seqlen_k and, where bounded,
  *   i + diag - left <= j (has_left)   and   j <= i + diag + right (has_right),   diag = seqlen_k - seqlen_q

@@ -119,7 +119,8 @@ HK_KERNEL(t_stage_vt, hk_prim_params, 256)
     constexpr int BK = HK_GFX >= 950 ? 64 : 32;
     HK_LDS(bf16, lds, 64 * BK);
     const int keys = p.n >> 8, feats = p.n & 255;
-    stage<bf16, 64, BK, false, true, 256, k_quads_interleaved> sv{{static_cast<const bf16 *>(p.in), feats, keys, 72}, {}};
+    stage<bf16, 64, BK, false, true, 256, k_quads_interleaved> sv{{static_cast<const bf16 *>(p.in), feats, keys, 72},
+                                                                 {}};
     sv.load(0);
     const lds_tile<bf16, 64, BK> tile{lds};
     sv.store(tile);

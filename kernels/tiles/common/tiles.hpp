@@ -251,7 +251,8 @@ template <int R, int C, typename L> HK_DEV void row_sum(float (&out)[R / L::kRow
 /* Column reductions of an accumulator tile (the row statistics of a product kept transposed, as attention's S^T):
  * out[j] is the reduction over all R rows of column j * L::kCols + L::col(lane, e), identical on every lane that
  * holds that column. Lanes sharing a column differ in the bits outside L::kColLaneMask, folded with shfl_xor. */
-template <bool Max, int R, int C, typename L> HK_DEV void col_reduce(float (&out)[C / L::kCols], const rt<float, R, C, L> &t)
+template <bool Max, int R, int C, typename L>
+HK_DEV void col_reduce(float (&out)[C / L::kCols], const rt<float, R, C, L> &t)
 {
     for (int j = 0; j < t.kTC; ++j) {
         float v = t.d[0][j][0];
