@@ -198,6 +198,9 @@ static const attn_case bwd_cases[] = {
      .lens_k = {9, 80, 0}, .rows = 1},
     {"bwd_rows_deterministic_d96", TH_ALL, BF, .batch = 1, .sq = 100, .sk = 100, .hq = 2, .hkv = 2, .d = 96,
      .deterministic = 1, .rows = 1},
+    /* several key blocks adding dQ in order (the tiled kernel's blocks are 128 keys) */
+    {"bwd_deterministic_blocks_gqa2", TH_NOT_EMU, BF, .batch = 1, .sq = 200, .sk = 300, .hq = 2, .hkv = 1, .d = 64,
+     .causal = 1, .deterministic = 1},
 };
 
 /* Everything the two directions share: sequences, layouts and the oracle's inputs. */

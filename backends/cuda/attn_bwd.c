@@ -150,7 +150,7 @@ static hk_status hk_cuda_attn_bwd_run(hk_context *ctx, const void *args)
     const hk_attn_bwd_layout l = hk_attn_bwd_plan(a);
     const size_t inst = hk_attn_bwd_instance(a);
     const bool tiled = !ctx->tuning.attn_bwd_rows && inst < HK_ATTN_BWD_INSTANCES && tokens_q > 0 &&
-                       tokens_k > 0 && hk_attn_tma_view(a->q, a->q_stride, varlen) &&
+                       tokens_k > 0 && a->workspace && hk_attn_tma_view(a->q, a->q_stride, varlen) &&
                        hk_attn_tma_view(a->k, a->k_stride, varlen) &&
                        hk_attn_tma_view(a->v, a->v_stride, varlen) && hk_attn_tma_view(a->d_o, a->do_stride, varlen) &&
                        hk_attn_pairs(a->dk, a->dk_stride, varlen) && hk_attn_pairs(a->dv, a->dv_stride, varlen);
@@ -162,8 +162,8 @@ static hk_status hk_cuda_attn_bwd_run(hk_context *ctx, const void *args)
         .dk = a->dk,
         .dv = a->dv,
         .delta = ws ? (float *)(ws + l.delta) : NULL,
-        .dq_acc = ws && tiled ? (float *)(ws + l.acc) : NULL,
-        .dq_sem = ws && tiled && a->deterministic ? (uint32_t *)(ws + l.sems) : NULL,
+        .dq_acc = tiled ? (float *)(ws + l.acc) : NULL,
+        .dq_sem = tiled && a->deterministic ? (uint32_t *)(ws + l.sems) : NULL,
         .rows = varlen ? a->heads_q * tokens_q : l.rows,
         .acc_dim = (int32_t)l.acc_dim,
         .sems = tiled && a->deterministic ? (int32_t)l.sem_count : 0,

@@ -6,8 +6,6 @@
 
 #include "attn.h"
 
-#include <math.h>
-
 /* The tiled instances, smallest first: a call takes the first whose padded dims hold its head_dim and head_dim_v
  * (the padding features are zero-filled by TMA and never stored). */
 static const struct {

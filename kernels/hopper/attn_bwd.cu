@@ -10,10 +10,10 @@
  * accumulator's rows: S^T = K Q^T and dP^T = V dO^T (wgmma from shared memory), P^T = 2^(s e - LSE log2 e) with the
  * masks, dS^T = P^T (dP^T - delta) (times the cap's slope, and the softmax scale), then dV += P^T dO and
  * dK += dS^T Q with P^T and dS^T as wgmma's register operand. dS^T also goes to shared memory, where both
- * warpgroups read it as dS for dQ = dS K (each warpgroup half of the features). dQ lands in an fp32 accumulator
- * in the workspace: with fp32 vector atomics, or, deterministic, added in key-block order (each (query block,
- * half) has a counter of the key blocks already added; block n waits for its rank, adds with plain loads and
- * stores, and counts itself). The grid runs key blocks outermost, so block n - 1 of a sequence always started
+ * warpgroups read it as dS for dQ = dS K (each warpgroup half of the features; the first all 64 at D = 64). dQ
+ * lands in an fp32 accumulator in the workspace: with fp32 vector atomics, or, deterministic, added in key-block
+ * order (each (query block, half) has a counter of the key blocks already added; block n waits for its rank, adds
+ * with plain loads and stores, and counts itself). The grid runs key blocks outermost, so block n - 1 of a sequence always started
  * before block n: the waits cannot deadlock.
  *
  * hk_attn_bwd_<t>_dq: the fp32 accumulator converted to dQ.
@@ -110,7 +110,10 @@ template <class T> __device__ __forceinline__ void attn_bwd_dq_convert(const hk_
 }
 
 template <class T, int D, int DV> struct attn_bwd_tile {
-    static constexpr int BM = HK_ATTN_BWD_BM, BN = HK_ATTN_BWD_BN, S = HK_ATTN_BWD_STAGES, DQ = D / 2;
+    static constexpr int BM = HK_ATTN_BWD_BM, BN = HK_ATTN_BWD_BN, S = HK_ATTN_BWD_STAGES;
+    /* dQ's features per consumer warpgroup: half each, or at D = 64 all of them in the first (a 64-feature chunk
+     * is the narrowest MN-major B operand that starts on its swizzle atom). */
+    static constexpr int DQ = D > 64 ? D / 2 : 64, DQ_GROUPS = D / DQ;
     static constexpr int q_bytes = BM * D * 2, do_bytes = BM * DV * 2, k_bytes = BN * D * 2, v_bytes = BN * DV * 2;
     static constexpr int ds_bytes = BN * BM * 2, slot_bytes = q_bytes + do_bytes;
     static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 128 && DV <= 128, "64-feature chunks; dK, dV in registers");
@@ -315,19 +318,20 @@ template <class T, int D, int DV> struct attn_bwd_tile {
                 reg_fence(dk.v);
                 reg_fence(pa);
                 reg_fence(dsa);
-                accum_64xN<DQ> dq;
-#pragma unroll
-                for (int kb = 0; kb < BN / 64; ++kb)
-                    wgmma_kblock<T, true, true, 128>(dq, ds_tile + kb * 64 * 128,
-                                                     sm.k + wg * DQ / 64 * BN * 128 + wg * DQ % 64 * 2 + kb * 64 * 128,
-                                                     kb == 0);
-                wgmma_wait<0>();
-                reg_fence(dq.v);
                 if (is_lane0)
                     sm.qr->release(pos);
                 pos.advance();
                 ++it;
-                add_dq(dq, p, sq, h, m, wg, rank);
+                if (wg < DQ_GROUPS) {
+                    accum_64xN<DQ> dq;
+#pragma unroll
+                    for (int kb = 0; kb < BN / 64; ++kb)
+                        wgmma_kblock<T, true, true, 128>(dq, ds_tile + kb * 64 * 128,
+                                                         sm.k + wg * DQ / 64 * BN * 128 + kb * 64 * 128, kb == 0);
+                    wgmma_wait<0>();
+                    reg_fence(dq.v);
+                    add_dq(dq, p, sq, h, m, wg, rank);
+                }
             }
         store_rows(dk, p.dk, p.dk_stride, p.f.head_dim, sq, hkv, k0);
         store_rows(dv, p.dv, p.dv_stride, p.f.head_dim_v, sq, hkv, k0);

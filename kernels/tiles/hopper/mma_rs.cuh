@@ -1,5 +1,5 @@
 /* Hopper wgmma beyond mma.cuh: f16 operands in shared memory (K-major A and B, the widths attention's S = Q K^T
- * uses; both MN-major, the widths of the backward's dQ = dS K), and the form whose A operand comes from registers
+ * uses; both MN-major, the width of the backward's dQ = dS K), and the form whose A operand comes from registers
  * (wgmma.mma_async with a 4-register A fragment), so a product computed in registers (the softmax's P) feeds the
  * next multiply without a round trip through shared memory. The register form's B is MN-major (V stored with its
  * features contiguous: trans-b = 1).
@@ -42,16 +42,6 @@ template <> struct wgmma_op<128, __half, false, false> {
 };
 
 /* f16 with both operands MN-major (A stored transposed, B with N contiguous): attention backward's dQ = dS K. */
-template <> struct wgmma_op<32, __half, true, true> {
-    static __device__ __forceinline__ void run(float (&d)[16], uint64_t da, uint64_t db, int scale_d)
-    {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 1, 1;\n}"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                     : "l"(da), "l"(db), "r"(scale_d));
-    }
-};
-
 template <> struct wgmma_op<64, __half, true, true> {
     static __device__ __forceinline__ void run(float (&d)[32], uint64_t da, uint64_t db, int scale_d)
     {
