@@ -253,9 +253,10 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
 {
     const bool gfx950 = strcmp(ctx->arch, "gfx950") == 0;
     const hk_dtype fp8 = gfx950 ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_FP8_E4M3FNUZ;
-    const char *in = a->a_type == HK_DTYPE_BF16 ? "bf16" : a->a_type == HK_DTYPE_F16 ? "f16" : a->a_type == fp8 ? "fp8" : NULL;
+    const char *in = a->a_type == HK_DTYPE_BF16 ? "bf16" : a->a_type == HK_DTYPE_F16 ? "f16"
+                     : a->a_type == HK_DTYPE_F32 ? "f32" : a->a_type == fp8 ? "fp8" : NULL;
     if (!in) {
-        hk_format(why, why_size, "a_type %s; supported on %s: bf16, f16, %s", hk_dtype_name(a->a_type), ctx->arch,
+        hk_format(why, why_size, "a_type %s; supported on %s: bf16, f16, f32, %s", hk_dtype_name(a->a_type), ctx->arch,
                   hk_dtype_name(fp8));
         return -1;
     }

@@ -402,10 +402,11 @@ inline double fp8_value(uint8_t b, int gfx)
     return E == 0 ? sign * m * ldexp(1.0, -9) : sign * (8 + m) * ldexp(1.0, E - 10);
 }
 
-/* An item by its storage type: bf16 (uint16_t), f16 (f16_item), the arch's fp8 (uint8_t). */
+/* An item by its storage type: bf16 (uint16_t), f16 (f16_item), the arch's fp8 (uint8_t), fp32. */
 inline double item_value(uint16_t x, int) { return bf16_value(x); }
 inline double item_value(f16_item x, int) { return f16_value(x.bits); }
 inline double item_value(uint8_t x, int gfx) { return fp8_value(x, gfx); }
+inline double item_value(float x, int) { return x; }
 
 template <int M, int N, int KL, typename T, bool F8F6F4> struct mfma_io {
     T a[KL], b[KL];
@@ -481,6 +482,10 @@ inline void mfma_32x32x8_bf16(float (&c)[16], const uint16_t (&a)[4], const uint
 inline void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
 {
     mfma<16, 16, 16, 4, f16_item, false, 8>(c, a, b);
+}
+inline void mfma_16x16x4_f32(float (&c)[4], const float (&a)[1], const float (&b)[1])
+{
+    mfma<16, 16, 4, 1, float, false, 4>(c, a, b);
 }
 #if HK_GFX >= 950
 inline void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
