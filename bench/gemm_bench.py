@@ -197,8 +197,9 @@ def bench_gemm(b):
 
 
 def bench_cover(b):
-    """The calls the TMA kernels do not take (cuda.gemm.any: leading dimensions off 16 bytes, fp32 operands) and f16
-    operands, each beside torch.matmul on the same tensors (cuBLAS on the same strides and dtypes; fp32 without TF32)."""
+    """The calls the TMA kernels do not read in place (leading dimensions off 16 bytes, fp32 operands) and f16
+    operands, each beside torch.matmul on the same tensors (cuBLAS on the same strides and dtypes; fp32 without
+    TF32)."""
     dev = b.dev
     rows = [(333, 1000, 777, torch.bfloat16, False, 'bf16 nn, lda 777'), (4095, 4095, 4095, torch.bfloat16, False,
             'bf16 nn, lda 4095'), (333, 1000, 777, torch.float16, False, 'f16 nn, lda 777'),

@@ -116,7 +116,14 @@ HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
 
 /* Kernel sets: the kernels a variant launches, numbered 0 .. count - 1, each resolved once per context (at its
  * first launch, under the context's lock) into the context's table for the set, which later launches index. */
-enum { HK_KERNELS_CUDA_GEMM, HK_KERNELS_CUDA_GEMM_ANY, HK_KERNELS_CUDA_ROTARY, HK_KERNELS_CUDA_LN, HK_KERNELS_CUDA_ATTN, HK_KERNEL_SETS };
+enum {
+    HK_KERNELS_CUDA_GEMM,
+    HK_KERNELS_CUDA_GEMM_ANY,
+    HK_KERNELS_CUDA_ROTARY,
+    HK_KERNELS_CUDA_LN,
+    HK_KERNELS_CUDA_ATTN,
+    HK_KERNEL_SETS
+};
 typedef struct hk_kernel_set {
     int id; /* HK_KERNELS_*: the context's table for the set */
     size_t count;

@@ -180,17 +180,21 @@ static const gemm_case cases[] = {
 };
 
 /* Pointers off 16 bytes (any element-aligned address is valid): A, B and a D apart from C start `off` elements
- * into their buffers. */
+ * into their buffers; with `workspace`, the workspace hk_gemm_workspace_size asks for (sm_90a: A and B copied to
+ * aligned rows there, their leading dimensions here being on 16 bytes). */
 typedef struct offset_case {
     gemm_case g;
     int64_t off;
+    int workspace;
 } offset_case;
 
 static const offset_case offset_cases[] = {
-    {{"nt_100x70x90_odd_pointers", TH_ALL, 100, 70, 90, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, 1},
-    {{"tn_f16_to_f32_100x70x90_odd_pointers_beta", TH_ALL, 100, 70, 90, F16, F32, 1, 0, 2, 0, 0, 0, 1, 1, C_SEPARATE, 0, 0, 0}, 3},
-    {{"nn_f32_to_f32_100x70x90_odd_pointers", TH_ALL, 100, 70, 90, F32, F32, 0, 0, 0, 1, 0, 0, 1, 0, C_NULL, 0, 0, 0}, 1},
-    {{"nt_e4m3fn_100x70x96_odd_pointers", TH_ALL, 100, 70, 96, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0}, 5},
+    {{"nt_100x70x90_odd_pointers", TH_ALL, 100, 70, 90, BF, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0, 0}, 1, 0},
+    {{"tn_f16_to_f32_100x70x90_odd_pointers_beta", TH_ALL, 100, 70, 90, F16, F32, 1, 0, 2, 0, 0, 0, 1, 1, C_SEPARATE, 0, 0, 0}, 3, 0},
+    {{"nn_f32_to_f32_100x70x90_odd_pointers", TH_ALL, 100, 70, 90, F32, F32, 0, 0, 0, 1, 0, 0, 1, 0, C_NULL, 0, 0, 0}, 1, 0},
+    {{"nt_e4m3fn_100x70x96_odd_pointers", TH_ALL, 100, 70, 96, FN, BF, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 1, 1, 0}, 5, 0},
+    {{"nt_f16_to_f16_100x72x96_odd_pointers_workspace", TH_ALL, 100, 72, 96, F16, F16, 0, 1, 0, 0, 0, 0, 1, 0, C_NULL, 0, 0,
+      0}, 1, 1},
 };
 
 /* Stores logical op(X) (rows x cols) as the matrix the library reads: transposed storage when trans. */
@@ -325,7 +329,7 @@ static void run_case(const th_ctx *c, const void *param) { run_gemm(c, param, 0,
 static void run_offset(const th_ctx *c, const void *param)
 {
     const offset_case *o = param;
-    run_gemm(c, &o->g, 0, o->off);
+    run_gemm(c, &o->g, o->workspace, o->off);
 }
 
 /* Launch shapes forced through HK_CUDA_TUNE_GEMM (read by a context at its creation; other backends ignore it; NULL:

@@ -41,11 +41,17 @@ template <int Bias, bool Fnuz> __device__ __forceinline__ float fp8_value(uint32
 template <class T> struct any_in;
 template <> struct any_in<__nv_bfloat16> {
     using mma_t = __nv_bfloat16;
-    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i) { return __ldg(static_cast<const uint16_t *>(x) + i); }
+    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
+    {
+        return __ldg(static_cast<const uint16_t *>(x) + i);
+    }
 };
 template <> struct any_in<__half> {
     using mma_t = __half;
-    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i) { return __ldg(static_cast<const uint16_t *>(x) + i); }
+    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
+    {
+        return __ldg(static_cast<const uint16_t *>(x) + i);
+    }
 };
 template <> struct any_in<e4m3_byte> {
     using mma_t = __half;
@@ -67,14 +73,16 @@ __device__ __forceinline__ void any_tile_of(int bid, const gemm_params &p, int &
 {
     const int tiles_m = (p.m + any_tile - 1) / any_tile, tiles_n = (p.n + any_tile - 1) / any_tile;
     const int per_group = HK_GEMM_ANY_GROUP * tiles_n, group = bid / per_group, first = group * HK_GEMM_ANY_GROUP;
-    const int rows = tiles_m - first < HK_GEMM_ANY_GROUP ? tiles_m - first : HK_GEMM_ANY_GROUP, r = bid - group * per_group;
+    const int rows = tiles_m - first < HK_GEMM_ANY_GROUP ? tiles_m - first : HK_GEMM_ANY_GROUP;
+    const int r = bid - group * per_group;
     tm = first + r % rows;
     tn = r / rows;
 }
 
 /* D's elements (row, col) and (row, col + 1) (inside m; the second only inside n): alpha * (x, y) + beta * C, C read
  * only where beta != 0 (it may alias D: each element is read before the same thread writes it). */
-template <class TO> __device__ __forceinline__ void any_store_pair(const gemm_params &p, int row, int col, float x, float y)
+template <class TO>
+__device__ __forceinline__ void any_store_pair(const gemm_params &p, int row, int col, float x, float y)
 {
     const bool pair = col + 1 < p.n;
     x *= p.alpha;
@@ -123,8 +131,8 @@ __device__ __forceinline__ void any_k_loop(int ktiles, Fetch fetch, Stage stage,
 /* 16-bit and fp8 operands: 128 x 128 tiles by 8 warps of 64 x 32 (2 x 4), K in tiles of 32 (16 pairs), each tile
  * row 16 words + 4 of padding, so that the eight rows a fragment load touches fall on distinct banks. */
 template <class T, class TO>
-__device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a, const void *b, int64_t lda, int64_t ldb,
-                                             int layout)
+__device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a, const void *b, int64_t lda,
+                                             int64_t ldb, int layout)
 {
     using in = any_in<T>;
     constexpr int bk = 32, pairs = bk / 2, pitch = pairs + 4, per_thread = any_tile * pairs / any_threads;
@@ -214,8 +222,8 @@ __device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a
  * 64 + 4 tx.., tx = thread % 16, ty = thread / 16), K in tiles of 16 staged K-major (a row of 128 + 4 floats per k:
  * 16-byte aligned float4 reads, the stores' banks spread). */
 template <class T, class TO>
-__device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *a, const void *b, int64_t lda, int64_t ldb,
-                                              int layout)
+__device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *a, const void *b, int64_t lda,
+                                              int64_t ldb, int layout)
 {
     static_assert(std::is_same_v<T, float>, "fp32 operands");
     constexpr int bk = 16, pitch = any_tile + 4, per_thread = any_tile * bk / any_threads;
@@ -312,7 +320,8 @@ __device__ __forceinline__ void gemm_repack(const void *src, int64_t ld_src, voi
 
 #define HK_GEMM_REPACK(es)                                                                                             \
     extern "C" __global__ void __launch_bounds__(HK_GEMM_ANY_THREADS)                                                  \
-        hk_gemm_sm90_repack_##es(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows, int64_t cols) \
+        hk_gemm_sm90_repack_##es(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,             \
+                                 int64_t cols)                                                                         \
     {                                                                                                                  \
         hk::hopper::gemm_repack<es>(src, ld_src, dst, ld_dst, rows, cols);                                             \
     }
@@ -326,7 +335,7 @@ HK_GEMM_REPACK(2)
     {                                                                                                                  \
         hk::hopper::body<T, TO>(p, a, b, lda, ldb, layout);                                                            \
     }
-#define HK_GEMM_ANY_MMA_OUT3(in, T)                                                                                     \
+#define HK_GEMM_ANY_MMA_OUT3(in, T)                                                                                    \
     HK_GEMM_ANY_KERNEL(in, bf16, gemm_any_mma, T, __nv_bfloat16)                                                       \
     HK_GEMM_ANY_KERNEL(in, f32, gemm_any_mma, T, float)                                                                \
     HK_GEMM_ANY_KERNEL(in, f16, gemm_any_mma, T, __half)

@@ -152,7 +152,8 @@ static void test_mfma_opcodes(void **state)
             fail_msg("%s %s: unexpected MFMA", rows[i].arch, rows[i].kernel);
 }
 
-/* GEMM kernels (kernels/cdna/gemm.hip): hk_gemm_<bf16|f16|f32|fp8>_<nn|nt|tn|tt>_<pp256|i128|i128_u>. Per arch and input
+/* GEMM kernels (kernels/cdna/gemm.hip): hk_gemm_<bf16|f16|f32|fp8>_<nn|nt|tn|tt>_<pp256|i128|i128_u>. Per arch and
+ * input
  * type the K step BK (one LDS row: 64 bytes on gfx942, 128 on gfx950) and the MFMA instruction's M x N x K; per
  * schedule the block (threads, macro tile) and the wave tile. One K step of a wave is TM x TN x BK of MACs. */
 static void test_gemm_main_loop(void **state)
