@@ -9,7 +9,8 @@
  *   cores' products are exact and the sums fp32, as the fp32 accumulation hk.h promises.
  * - fp32 operands: a register-tiled SIMT GEMM (8 x 8 outputs per thread, fmaf), so fp32 stays fp32: the tensor
  *   cores would round the operands to TF32.
- * Both stream K in tiles through two shared-memory buffers (any_k_loop). */
+ * Both stream K in tiles through two shared-memory buffers (any_k_loop). Where the caller gives a workspace, unaligned
+ * 16-bit and fp8 operands go to the TMA kernels instead, copied to aligned rows by gemm_repack (below). */
 #include "hopper/gemm_any.h"
 #include "tiles/common/tiles.hpp"
 #include "tiles/hopper/memory.cuh"
