@@ -80,9 +80,9 @@ def sweep_tunes(b, default):
     return b.args.tunes.split(',') if getattr(b.args, 'tunes', '') else list(default)
 
 
-def tuned(run, tune):
-    """run() under HK_CUDA_TUNE_GEMM=tune (read by libhk at each call)."""
-    return peers.with_env(run, 'HK_CUDA_TUNE_GEMM', tune)
+def tuned(b, run, tune):
+    """run() on b's context created under HK_CUDA_TUNE_GEMM=tune (libhk reads it once per context)."""
+    return b.with_env(run, 'HK_CUDA_TUNE_GEMM', tune)
 
 
 def bench_gemm(b):
@@ -115,7 +115,7 @@ def bench_gemm(b):
             for dt in (torch.bfloat16, torch.float32):
                 c0 = torch.randn(m, n, device=dev, dtype=dt)
                 d = c0.clone()
-                tuned(hk_gemm_fn(b, a, w, d, alpha=0.5, beta=0.25, c=d), tune)()
+                tuned(b, hk_gemm_fn(b, a, w, d, alpha=0.5, beta=0.25, c=d), tune)()
                 torch.cuda.synchronize()
                 ref = 0.5 * (a.double() @ w.double().T) + 0.25 * c0.double()
                 b.check('gemm', f'{m}x{n}x{k} bf16 nt -> {TORCH_DTYPE[dt]}', tune + ', C aliases D', rel_err(d, ref),
@@ -127,8 +127,8 @@ def bench_gemm(b):
         c0 = torch.randn(m, n, device=dev, dtype=torch.float32)
         d = torch.full((m, n), float('nan'), device=dev, dtype=torch.float32)
         # built under the tune too: hk_gemm_workspace_size sizes the finale's workspace for it
-        run = tuned(lambda _i=0: hk_gemm_fn(b, a, w, d, alpha=0.5, beta=0.25, c=c0), tune)()
-        tuned(run, tune)()
+        run = tuned(b, lambda _i=0: hk_gemm_fn(b, a, w, d, alpha=0.5, beta=0.25, c=c0), tune)()
+        tuned(b, run, tune)()
         torch.cuda.synchronize()
         ref = 0.5 * (a.double() @ w.double().T) + 0.25 * c0.double()
         b.check('gemm', f'{m}x{n}x{k} bf16 nt -> f32', tune + ' (finale), separate C', rel_err(d, ref), 1e-4)
@@ -148,10 +148,10 @@ def bench_gemm(b):
         run = hk_gemm_fn(b, a, w, out)
         contenders = [('libhk', run), ('torch.matmul', lambda i: torch.matmul(a, w.T))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, tunes(m, n, k))]
+            contenders += [('libhk ' + t, tuned(b, run, t)) for t in sweep_tunes(b, tunes(m, n, k))]
         b.alternate('gemm', shape + ' bf16', contenders, flops=2.0 * m * n * k)
         ref = torch.matmul(a, w.T)
-        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, tunes(m, n, k))]
+        for impl, fn in [('libhk', run)] + ([('libhk ' + t, tuned(b, run, t)) for t in sweep_tunes(b, tunes(m, n, k))]
                                             if b.args.sweep else []):
             out.fill_(float('nan'))
             fn()
@@ -186,7 +186,7 @@ def bench_gemm(b):
         contenders = [('libhk', run), ('torch._scaled_mm', lambda i: torch._scaled_mm(
                           a, w.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True))]
         if b.args.sweep:
-            contenders += [('libhk ' + t, tuned(run, t)) for t in sweep_tunes(b, ('p320', 'p256', 'p144'))]
+            contenders += [('libhk ' + t, tuned(b, run, t)) for t in sweep_tunes(b, ('p320', 'p256', 'p144'))]
         b.alternate('gemm', shape + ' e4m3', contenders, flops=2.0 * s ** 3)
         # without fast accumulation: libhk sums k-blocks of 128 in fp32 (tiles up to 192 wide), cuBLAS its own way
         b.alternate('gemm', shape + ' e4m3 fp32 accumulation', [

@@ -77,6 +77,22 @@ class AttnFwdArgs(_Args):
                 ('head_dim_v', c_int64)]
 
 
+class AttnBwdArgs(_Args):
+    _fields_ = [('struct_size', c_size_t), ('dtype', c_int),
+                ('batch', c_int64), ('seqlen_q', c_int64), ('seqlen_k', c_int64), ('heads_q', c_int64),
+                ('heads_kv', c_int64), ('head_dim', c_int64),
+                ('q', c_void_p), ('q_stride', I64x3), ('k', c_void_p), ('k_stride', I64x3),
+                ('v', c_void_p), ('v_stride', I64x3), ('o', c_void_p), ('o_stride', I64x3),
+                ('d_o', c_void_p), ('do_stride', I64x3), ('lse', c_void_p),
+                ('dq', c_void_p), ('dq_stride', I64x3), ('dk', c_void_p), ('dk_stride', I64x3),
+                ('dv', c_void_p), ('dv_stride', I64x3),
+                ('softmax_scale', c_float), ('causal', c_int), ('deterministic', c_int),
+                ('cu_seqlens_q', c_void_p), ('cu_seqlens_k', c_void_p),
+                ('workspace', c_void_p), ('workspace_size', c_size_t), ('stream', c_void_p),
+                ('window', c_int), ('window_left', c_int64), ('window_right', c_int64), ('softcap', c_float),
+                ('head_dim_v', c_int64)]
+
+
 class HkError(RuntimeError):
     pass
 
@@ -99,17 +115,31 @@ class Lib:
         L.hk_ln_fused_bwd.argtypes = [c_void_p, POINTER(LnFusedBwdArgs)]
         L.hk_ln_fused_bwd_workspace_size.argtypes = [c_void_p, POINTER(LnFusedBwdArgs), POINTER(c_size_t)]
         L.hk_attn_fwd.argtypes = [c_void_p, POINTER(AttnFwdArgs)]
+        L.hk_attn_bwd.argtypes = [c_void_p, POINTER(AttnBwdArgs)]
+        L.hk_attn_bwd_workspace_size.argtypes = [c_void_p, POINTER(AttnBwdArgs), POINTER(c_size_t)]
         L.hk_synchronize.argtypes = [c_void_p, c_void_p]
 
     def check(self, status, what):
         if status != OK:
             raise HkError(f'{what}: status {status}: {self.lib.hk_last_error().decode()}')
 
-    def context(self, backend='cuda', device=0):
-        ctx = c_void_p()
-        opts = ContextOptions(backend=BACKEND[backend], device_index=device)
-        self.check(self.lib.hk_context_create(ctypes.byref(opts), ctypes.byref(ctx)), 'hk_context_create')
-        return ctx
+    def context(self, backend='cuda', device=0, env=None):
+        """A new context. env {NAME: value}: set in the process environment while the context is created, then
+        restored. libhk reads its tuning overrides (docs/perf/tuning.md) once per context, at its creation, so each
+        setting to time needs a context of its own."""
+        saved = {name: os.environ.get(name) for name in env or {}}
+        os.environ.update(env or {})
+        try:
+            ctx = c_void_p()
+            opts = ContextOptions(backend=BACKEND[backend], device_index=device)
+            self.check(self.lib.hk_context_create(ctypes.byref(opts), ctypes.byref(ctx)), 'hk_context_create')
+            return ctx
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name)
+                else:
+                    os.environ[name] = value
 
     def variants(self, ctx):
         out, i = [], 0

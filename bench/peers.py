@@ -50,6 +50,7 @@ class Bench:
         self.l2 = getattr(self.props, 'L2_cache_size', 50 << 20)
         self.lib = hk.Lib(args.lib)
         self.ctx = self.lib.context('auto')  # CUDA here; HIP under ROCm PyTorch
+        self.env_contexts = {}  # (NAME, value) -> a context created under it (with_env)
         self.stream = torch.cuda.current_stream().cuda_stream or None  # CUstream as an int
         self.rows = []
         self.checks = []
@@ -77,7 +78,7 @@ class Bench:
         if self.args.libhk_only and impl.startswith('torch') and grp != 'copy':  # the ceiling always runs
             return
         if impl == 'libhk' and self.args.env:
-            # libhk once per value of the variable (read by the library at each call), in two alternating rounds
+            # libhk once per value of the variable (a context created under each), in two alternating rounds
             for _ in range(2):
                 self.each_env(lambda tag: self._timed_row(grp, shape, f'libhk{tag}', fn, bytes, flops))
             return
@@ -120,7 +121,7 @@ class Bench:
                 continue
             if impl == 'libhk' and env:
                 name, values = env.split('=', 1)
-                todo += [(f'libhk {v}', with_env(fn, name, v)) for v in values.split(',')]
+                todo += [(f'libhk {v}', self.with_env(fn, name, v)) for v in values.split(',')]
             else:
                 todo.append((impl, fn))
         rounds, warmup = max(1, self.args.reps // burst), self.args.warmup
@@ -146,13 +147,31 @@ class Bench:
             self._add_row(grp, shape, impl, *spread(s.elapsed_time(e) for s, e in ev[j]), bytes, flops)
 
     def each_env(self, fn):
-        """fn(tag) once per value of --env NAME=v1,v2 with NAME set to it (tag ' v1', ...), else fn('') once."""
+        """fn(tag) once per value of --env NAME=v1,v2 on the context created under it (tag ' v1', ...), else fn('')
+        once."""
         if not self.args.env:
             fn('')
             return
         name, values = self.args.env.split('=', 1)
         for v in values.split(','):
-            with_env(lambda _i, v=v: fn(f' {v}'), name, v)()
+            self.with_env(lambda _i, v=v: fn(f' {v}'), name, v)()
+
+    def with_env(self, fn, name, value):
+        """fn(i) run on a context created with environment variable name = value, one per setting, kept for the
+        run (libhk reads its tuning variables once per context, when it is created); returns what fn returns. fn
+        reaches the context through self.ctx at each call, so it may have been built before."""
+        key = (name, value)
+        if key not in self.env_contexts:
+            self.env_contexts[key] = self.lib.context('auto', env={name: value})
+        ctx = self.env_contexts[key]
+
+        def f(i=0):
+            saved, self.ctx = self.ctx, ctx
+            try:
+                return fn(i)
+            finally:
+                self.ctx = saved
+        return f
 
     def check(self, grp, shape, what, err, limit):
         ok = err <= limit and not math.isnan(err)
@@ -164,22 +183,6 @@ def spread(times):
     """Median, 10th and 90th percentile of per-call times (ms)."""
     t = sorted(times)
     return statistics.median(t), t[len(t) // 10], t[-1 - len(t) // 10]
-
-
-def with_env(fn, name, value):
-    """fn(i) run with environment variable name = value (libhk reads its tuning variables at each call); returns
-    what fn returns."""
-    def f(i=0):
-        saved = os.environ.get(name)
-        os.environ[name] = value
-        try:
-            return fn(i)
-        finally:
-            if saved is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = saved
-    return f
 
 
 def copy_fn(srcs, dsts):
@@ -478,7 +481,7 @@ def bench_ln_bwd(b):
 
 # ---------------------------------------------------------------- report
 
-# ---------------------------------------------------------------- attention forward (sm_90a)
+# ---------------------------------------------------------------- attention forward and backward (sm_90a)
 ATTN_SHAPES = [  # (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal)
     (16, 16, 16, 4096, 4096, 128, False), (16, 16, 16, 4096, 4096, 128, True), (4, 32, 8, 8192, 8192, 128, True),
     (8, 16, 16, 8192, 8192, 64, True), (1, 16, 16, 16384, 16384, 128, False), (16, 8, 8, 4096, 4096, 256, False),
@@ -521,6 +524,67 @@ def bench_attn(b):
         flops = 4.0 * bt * hq * sq * sk * d / (2 if causal else 1)
         b.alternate('attn', shape, [('libhk', run_hk), ('torch cudnn', run_cudnn)], flops=flops)
         del q, k, v, o, lse, qt, kt, vt, ref
+        torch.cuda.empty_cache()
+
+
+@group('attn_bwd')
+def bench_attn_bwd(b):
+    """hk_attn_bwd (default mode, and deterministic) beside the backward of PyTorch SDPA on its cuDNN backend, called
+    in alternation on the forward's shapes (O and LSE from hk_attn_fwd); TFLOP/s count 2.5x the forward's FLOPs
+    (five products against two), halved when causal."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for bt, hq, hkv, sq, sk, d, causal in ATTN_SHAPES:
+        if sq < 512 or d > 128:  # past 128 features the backward takes its row kernels (no tiled instance yet)
+            continue
+        shape = f'B{bt} H{hq}/{hkv} {sq}x{sk} D{d}{" causal" if causal else ""}'
+        q = torch.randn(bt, sq, hq, d, device=b.dev, dtype=torch.bfloat16)
+        k = torch.randn(bt, sk, hkv, d, device=b.dev, dtype=torch.bfloat16)
+        v = torch.randn(bt, sk, hkv, d, device=b.dev, dtype=torch.bfloat16)
+        d_o = torch.randn(bt, sq, hq, d, device=b.dev, dtype=torch.bfloat16)
+        o = torch.empty_like(q)
+        lse = torch.empty(bt, hq, sq, device=b.dev)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        st = lambda x: hk.I64x3(x.stride(0), x.stride(1), x.stride(2))  # noqa: E731
+        common = dict(dtype=hk.DTYPE['bf16'], batch=bt, seqlen_q=sq, seqlen_k=sk, heads_q=hq, heads_kv=hkv,
+                      head_dim=d, q=q.data_ptr(), q_stride=st(q), k=k.data_ptr(), k_stride=st(k), v=v.data_ptr(),
+                      v_stride=st(v), o=o.data_ptr(), o_stride=st(o), lse=lse.data_ptr(), causal=int(causal),
+                      stream=b.stream)
+        fwd = hk.AttnFwdArgs(**common)
+        b.lib.check(b.lib.lib.hk_attn_fwd(b.ctx, ctypes.byref(fwd)), 'hk_attn_fwd')
+        args, spaces = [], []
+        for det in (0, 1):
+            a = hk.AttnBwdArgs(**common, d_o=d_o.data_ptr(), do_stride=st(d_o), dq=dq.data_ptr(), dq_stride=st(dq),
+                               dk=dk.data_ptr(), dk_stride=st(dk), dv=dv.data_ptr(), dv_stride=st(dv),
+                               deterministic=det)
+            need = ctypes.c_size_t()
+            b.lib.check(b.lib.lib.hk_attn_bwd_workspace_size(b.ctx, ctypes.byref(a), ctypes.byref(need)),
+                        'hk_attn_bwd_workspace_size')
+            spaces.append(torch.empty(max(need.value, 1), dtype=torch.uint8, device=b.dev))
+            a.workspace, a.workspace_size = spaces[-1].data_ptr(), need.value
+            args.append(a)
+
+        def run_hk(det):
+            return lambda i: b.lib.check(b.lib.lib.hk_attn_bwd(b.ctx, ctypes.byref(args[det])), 'hk_attn_bwd')
+
+        qt, kt, vt = (x.transpose(1, 2).detach().requires_grad_() for x in (q, k, v))
+        g = hq // hkv
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):  # GQA as repeated heads, as in the forward rows
+            ot = F.scaled_dot_product_attention(qt, kt.repeat_interleave(g, dim=1), vt.repeat_interleave(g, dim=1),
+                                                is_causal=causal)
+        dot = d_o.transpose(1, 2)
+
+        def run_cudnn(i):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return torch.autograd.grad(ot, (qt, kt, vt), dot, retain_graph=True)
+
+        run_hk(0)(0)
+        ref = run_cudnn(0)
+        for name, got, want in (('dQ', dq, ref[0]), ('dK', dk, ref[1]), ('dV', dv, ref[2])):
+            b.check('attn_bwd', shape, f'{name} vs cuDNN', rel_err(got, want.transpose(1, 2)), 2e-2)
+        flops = 2.5 * 4.0 * bt * hq * sq * sk * d / (2 if causal else 1)
+        b.alternate('attn_bwd', shape, [('libhk', run_hk(0)), ('libhk deterministic', run_hk(1)),
+                                        ('torch cudnn', run_cudnn)], flops=flops)
+        del q, k, v, d_o, o, lse, dq, dk, dv, spaces, qt, kt, vt, ot, dot, ref
         torch.cuda.empty_cache()
 
 
@@ -595,8 +659,8 @@ def main():
     ap.add_argument('--warmup', type=int, default=10)
     ap.add_argument('--libhk-only', action='store_true', help='skip the PyTorch rows (copies still run)')
     ap.add_argument('--ln-p', type=float, default=LN_P, help='dropout probability of the LN rows (0: no mask)')
-    ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME '
-                    '(e.g. HK_CUDA_TUNE_GEMM=p1,sk64), two alternating rounds')
+    ap.add_argument('--env', default='', help='NAME=v1,v2: time libhk once per value of environment variable NAME, '
+                    'each on a context created under it (e.g. HK_CUDA_TUNE_GEMM=p144,sk64), two alternating rounds')
     args = ap.parse_args()
     LN_P = args.ln_p
     b = Bench(args)

@@ -20,9 +20,12 @@
  * - Pointers passed to ops live on the context's device (host memory for the CPU and emulator backends).
  *   `stream` is a hipStream_t / CUstream on GPU backends, NULL for the default stream, ignored on the CPU.
  * - Functions return hk_status; on failure hk_last_error() (thread-local) says which argument broke which rule.
- * - The library never prints and never aborts. GPU contexts allocate no memory on an op's hot path (once a kernel's
- *   code object is loaded, on its first use). The CPU and emulator backends, references and fallbacks rather than
- *   fast paths, allocate fp32 scratch and start their worker threads in each call (no idle threads between calls).
+ * - The library never prints and never aborts. GPU contexts allocate no host or device memory on an op's hot path:
+ *   a kernel's code object is loaded, and its family's handle table allocated, at the first call that launches it.
+ *   The CPU and emulator backends, references and fallbacks rather than fast paths, allocate host scratch (fp32
+ *   copies, packed panels, row buffers) and start worker threads (HK_NUM_THREADS, default the online cores, less
+ *   the calling one) in each call, and free and join them all before the call returns (no idle threads, nothing
+ *   kept between calls). On every backend, libhk allocates nothing for a call that validation rejects.
  */
 #ifndef HK_H
 #define HK_H
@@ -279,7 +282,9 @@ HK_API hk_status hk_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *args);
 /* Backward of hk_attn_fwd: from dO, Q, K, V, O and the forward's LSE produce dQ, dK, dV (same layouts and
  * strides rules as their forward counterparts; dK/dV sum over the query heads that share a kv head).
  * window, softcap and head_dim_v (since 1.3) mean what they mean in the forward and must match its call.
- * workspace: hk_attn_bwd_workspace_size() bytes of device memory (may be NULL when that is 0).
+ * workspace: hk_attn_bwd_workspace_size() bytes of 16-byte aligned device memory (may be NULL when that is 0);
+ * its contents need no initialising. The size depends on deterministic (sm_90a: an fp32 dQ accumulator and, when
+ * deterministic, the counters that order the additions into it; CPU contexts: 0).
  * deterministic: non-zero forbids run-to-run variation (no floating-point atomics). */
 typedef struct hk_attn_bwd_args {
     size_t struct_size;

@@ -18,16 +18,15 @@ from torch.profiler import ProfilerActivity, profile
 
 
 def hk_calls(bench, a, w, mode, tunes):
-    """libhk's calls of the problem: the route, then each forced shape (set before the workspace query, so that a
-    forced pooled split gets its workspace)."""
+    """libhk's calls of the problem: the route, then each forced shape, each on the context created under it (the
+    workspace query too, so that a forced pooled split gets its workspace)."""
     import gemm_bench
     out = torch.empty(a.shape[0], w.shape[0], device=a.device, dtype=torch.bfloat16)
-    for tune in [''] + tunes:
-        if tune:
-            os.environ['HK_CUDA_TUNE_GEMM'] = tune
-        run = gemm_bench.hk_gemm_fn(bench, a, w, out, fast_accum=int(mode == 'fast'))
-        os.environ.pop('HK_CUDA_TUNE_GEMM', None)
-        yield f'hk {tune or "route"}', gemm_bench.tuned(run, tune) if tune else run
+    def build(_i=0):
+        return gemm_bench.hk_gemm_fn(bench, a, w, out, fast_accum=int(mode == 'fast'))
+    yield 'hk route', build()
+    for tune in tunes:
+        yield f'hk {tune}', gemm_bench.tuned(bench, gemm_bench.tuned(bench, build, tune)(), tune)
 
 
 def calls(m, n, k, only, bench, tunes):

@@ -99,7 +99,7 @@ def main():
         else:
             hk = gemm_bench.hk_gemm_fn(b, a, w, out)
             contenders = [('libhk', hk), ('torch.matmul', lambda i: torch.matmul(a, w.T, out=out))]
-        contenders += [(f'libhk {t}', peers.with_env(hk, 'HK_CUDA_TUNE_GEMM', t)) for t in args.tune.split(',') if t]
+        contenders += [(f'libhk {t}', b.with_env(hk, 'HK_CUDA_TUNE_GEMM', t)) for t in args.tune.split(',') if t]
         for impl, run in contenders + contenders:
             calls, ms, t0, t1 = burst(run, args.seconds)
             windows.append((shape, impl, 2.0 * m * n * k * calls / ms / 1e9, t0, t1, 2 if fp8 else 1))

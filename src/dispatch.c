@@ -75,9 +75,11 @@ static hk_status run(hk_context *ctx, hk_op op, const void *args, const void *wo
     if (!v)
         return st;
     size_t need = v->workspace && !v->workspace_optional ? v->workspace(ctx, args) : 0;
+    /* validation refused a NULL workspace with a size, so a NULL one here has workspace_size 0 */
     if (workspace_size < need || (need > 0 && !workspace))
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: workspace of %zu bytes at %p; %s needs %zu (ask %s_workspace_size)",
-                       hk_op_name(op), workspace_size, workspace, v->name, need, hk_op_name(op));
+        return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                       "%s: workspace_size %zu is smaller than the %zu bytes %s needs (hk_%s_workspace_size says how "
+                       "many)", hk_op_name(op), workspace_size, need, v->name, hk_op_name(op));
     st = v->run(ctx, args);
     if (st == HK_OK)
         hk_clear_error();

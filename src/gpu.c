@@ -1,5 +1,4 @@
-/* Shared GPU host logic over hk_gpu_api: lazy per-context module loading, the kernel sets' handle tables and a
- * kernel cache by name. */
+/* Shared GPU host logic over hk_gpu_api: lazy per-context module loading and the kernel sets' handle tables. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -34,32 +33,6 @@ static hk_status load_kernel(hk_context *ctx, const char *kernel, void **fn)
         return ctx->gpu->function(ctx->dev, ctx->modules[b], kernel, fn);
     }
     return hk_fail(HK_ERR_UNSUPPORTED, "kernel %s: no embedded code object for %s holds it", kernel, ctx->arch);
-}
-
-/* Caller holds ctx->lock. Returns the name cache's slot of the kernel, loading it at its first launch. */
-static hk_status find_kernel(hk_context *ctx, const char *kernel, size_t *slot)
-{
-    for (size_t i = 0; i < ctx->function_count; ++i) {
-        if (strcmp(ctx->functions[i].kernel, kernel) == 0) {
-            *slot = i;
-            return HK_OK;
-        }
-    }
-    if (ctx->function_count == HK_MAX_CACHED_FUNCTIONS)
-        return hk_fail(HK_ERR_INTERNAL, "kernel cache full (%d kernels)", HK_MAX_CACHED_FUNCTIONS);
-    if (strlen(kernel) >= HK_MAX_KERNEL_NAME)
-        return hk_fail(HK_ERR_INTERNAL, "kernel name %s is longer than %d characters", kernel, HK_MAX_KERNEL_NAME - 1);
-    void *fn = NULL;
-    hk_status st = load_kernel(ctx, kernel, &fn);
-    if (st != HK_OK)
-        return st;
-    *slot = ctx->function_count++;
-    hk_format(ctx->functions[*slot].kernel, HK_MAX_KERNEL_NAME, "%s", kernel);
-    ctx->functions[*slot].fn = fn;
-    /* Raised on the first launch with dynamic shared memory: the default 48 KiB also covers the kernel's
-     * static shared memory, so a launch under 48 KiB of dynamic memory can still need the raise. */
-    ctx->functions[*slot].shared_limit = 0;
-    return HK_OK;
 }
 
 /* Caller holds ctx->lock. Kernel `index` of `set` in the context's table for the set, resolved at its first launch. */
@@ -100,22 +73,6 @@ static hk_status launch_fn(hk_context *ctx, void *fn, const unsigned grid[3], co
     return ctx->gpu->launch(ctx->dev, fn, grid, block, shared_bytes, stream, params);
 }
 
-static hk_status launch_kernel(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
-                               unsigned shared_bytes, void *stream, void **params, bool dependent)
-{
-    hk_status st = ctx->gpu->bind(ctx->dev);
-    if (st != HK_OK)
-        return st;
-    pthread_mutex_lock(&ctx->lock);
-    size_t slot = 0;
-    st = find_kernel(ctx, kernel, &slot);
-    void *fn = st == HK_OK ? ctx->functions[slot].fn : NULL;
-    if (st == HK_OK)
-        st = allow_shared(ctx, fn, &ctx->functions[slot].shared_limit, shared_bytes);
-    pthread_mutex_unlock(&ctx->lock);
-    return st != HK_OK ? st : launch_fn(ctx, fn, grid, block, shared_bytes, stream, params, dependent);
-}
-
 hk_status hk_gpu_launch_indexed(hk_context *ctx, const hk_kernel_set *set, size_t index, bool dependent,
                                 const unsigned grid[3], const unsigned block[3], unsigned shared_bytes, void *stream,
                                 void **params)
@@ -131,16 +88,4 @@ hk_status hk_gpu_launch_indexed(hk_context *ctx, const hk_kernel_set *set, size_
         st = allow_shared(ctx, fn, &slot->shared_limit, shared_bytes);
     pthread_mutex_unlock(&ctx->lock);
     return st != HK_OK ? st : launch_fn(ctx, fn, grid, block, shared_bytes, stream, params, dependent);
-}
-
-hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
-                        unsigned shared_bytes, void *stream, void **params)
-{
-    return launch_kernel(ctx, kernel, grid, block, shared_bytes, stream, params, false);
-}
-
-hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kernel, const unsigned grid[3], const unsigned block[3],
-                                  unsigned shared_bytes, void *stream, void **params)
-{
-    return launch_kernel(ctx, kernel, grid, block, shared_bytes, stream, params, true);
 }

@@ -46,7 +46,7 @@ typedef struct hk_gpu_api {
                         void *stream, void **params);
     /* As launch, but the kernel may start before the previous kernel of the stream has finished (CUDA
      * programmatic dependent launch); it must wait for that kernel itself before touching memory it may
-     * have written. NULL where the runtime has none: hk_gpu_launch_dependent then uses launch. */
+     * have written. NULL where the runtime has none: hk_gpu_launch_indexed then uses launch. */
     hk_status (*launch_dependent)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
                                   unsigned shared_bytes, void *stream, void **params);
     hk_status (*alloc)(void *dev, void **ptr, size_t bytes);
@@ -87,7 +87,6 @@ HK_INTERNAL const hk_code_blob *hk_code_blob_at(size_t index);
 
 /* ---------------------------------------------------------------- context */
 #define HK_MAX_LOADED_MODULES 64
-#define HK_MAX_CACHED_FUNCTIONS 256
 #define HK_MAX_KERNEL_NAME 96
 
 /* ---------------------------------------------------------------- handles (src/handle.c)
@@ -111,6 +110,7 @@ typedef struct hk_tuning {
     int32_t gemm_split;  /* and its split (1 when not given) */
     int ln_stages;       /* HK_CUDA_TUNE_LN_STAGES: rows staged by the LayerNorm backward's staged form */
     bool plain_launch;   /* HK_CUDA_PDL=0: launch_dependent kernels launched plainly */
+    bool attn_bwd_rows;  /* HK_CUDA_TUNE_ATTN_BWD=rows: the attention backward's row kernels for every call */
 } hk_tuning;
 HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
 
@@ -122,6 +122,11 @@ enum {
     HK_KERNELS_CUDA_ROTARY,
     HK_KERNELS_CUDA_LN,
     HK_KERNELS_CUDA_ATTN,
+    HK_KERNELS_CUDA_ATTN_BWD,
+    HK_KERNELS_CDNA_GEMM,
+    HK_KERNELS_CDNA_ROTARY,
+    HK_KERNELS_CDNA_LN,
+    HK_KERNELS_CDNA_ATTN,
     HK_KERNEL_SETS
 };
 typedef struct hk_kernel_set {
@@ -146,9 +151,6 @@ struct hk_context {
     int64_t multiprocessors, xcds;
     pthread_mutex_t lock; /* guards the caches and the allocation table below */
     void *modules[HK_MAX_LOADED_MODULES]; /* by code blob index */
-    /* names are copied: callers may build them in temporary buffers */
-    struct { char kernel[HK_MAX_KERNEL_NAME]; void *fn; unsigned shared_limit; } functions[HK_MAX_CACHED_FUNCTIONS];
-    size_t function_count;
     /* hk_malloc's live allocations (an open-addressing set; src/memory.c), so hk_free refuses anything else and
      * the context's destruction releases what the caller left */
     struct { void **ptr; size_t capacity, used; } allocations;
@@ -167,17 +169,10 @@ struct hk_event {
 HK_INTERNAL void hk_memory_release_all(hk_context *ctx);
 HK_INTERNAL void hk_events_release_all(hk_context *ctx);
 
-/* Launch with cuLaunchKernel-style parameters after binding the device to this thread. */
-HK_INTERNAL hk_status hk_gpu_launch(hk_context *ctx, const char *kernel, const unsigned grid[3],
-                                    const unsigned block[3], unsigned shared_bytes, void *stream, void **params);
-/* The same through the api's launch_dependent where it has one: only for kernels that wait for the previous
- * kernel of the stream (griddepcontrol.wait) before their first access of global memory. */
-HK_INTERNAL hk_status hk_gpu_launch_dependent(hk_context *ctx, const char *kernel, const unsigned grid[3],
-                                              const unsigned block[3], unsigned shared_bytes, void *stream,
-                                              void **params);
-
-/* Launch kernel `index` of `set`, as hk_gpu_launch or (dependent) hk_gpu_launch_dependent; the kernel is looked
- * up by name only at its first launch on the context. */
+/* Launch kernel `index` of `set` with cuLaunchKernel-style parameters after binding the device to this thread; the
+ * kernel is looked up by name only at its first launch on the context. dependent: through the api's
+ * launch_dependent where it has one, only for kernels that wait for the previous kernel of the stream
+ * (griddepcontrol.wait) before their first access of global memory. */
 HK_INTERNAL hk_status hk_gpu_launch_indexed(hk_context *ctx, const hk_kernel_set *set, size_t index, bool dependent,
                                             const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                                             void *stream, void **params);
@@ -248,18 +243,25 @@ typedef struct hk_span {
     int64_t size[3], stride[3];
     int64_t inner;
     const char *in_place_of; /* outputs: the input this may be exactly (same pointer and layout); NULL for none */
+    const char *field;       /* hk_check_layout's messages: the hk.h field of stride[0], element `first` of it */
+    int first;
 } hk_span;
 
 /* Every output against every other tensor of the call; `in_place` lists the op's in-place forms for the message. */
 HK_INTERNAL hk_status hk_check_overlaps(const char *op, const hk_span *out, size_t n_out, const hk_span *in,
                                         size_t n_in, const char *in_place);
-/* The layout rule of validate.c (non-negative strides, dims that do not alias, at most HK_MAX_TENSOR_BYTES). */
-HK_INTERNAL hk_status hk_check_layout(const char *op, const char *name, int rank, const int64_t *sizes,
-                                      const int64_t *strides, int64_t inner, size_t elem);
+/* The layout rule of validate.c (non-negative strides, dims that do not alias, at most HK_MAX_TENSOR_BYTES). Messages
+ * name stride d as the hk.h field `field` (first < 0: a scalar such as "lda") or field[first + d] ("q_stride[1]"). */
+HK_INTERNAL hk_status hk_check_layout(const char *op, const char *name, const char *field, int first, int rank,
+                                      const int64_t *sizes, const int64_t *strides, int64_t inner, size_t elem);
 /* Attention checks that need the context: the varlen offsets (read from device memory), the layouts over the
  * packed token count they give, and aliasing. */
 HK_INTERNAL hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a);
 HK_INTERNAL hk_status hk_check_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *a);
+
+/* The kernel parameters of an attention forward (kernels/common/attn_params.h) from its normalised args. */
+struct hk_attn_fwd_params;
+HK_INTERNAL void hk_attn_fwd_resolve(const hk_attn_fwd_args *a, struct hk_attn_fwd_params *p);
 
 /* ---------------------------------------------------------------- vector access rules shared by the GPU backends */
 /* Can a 16-byte vector access start at p? (NULL, an absent optional tensor, imposes nothing.) */

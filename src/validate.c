@@ -91,17 +91,30 @@ static hk_status check_pointer(const char *op, const char *name, const void *p, 
     return HK_OK;
 }
 
+/* The hk.h field that holds stride d of a layout (hk_check_layout): the scalar `field` (first < 0: "lda",
+ * "x_stride"), or element first + d of the array `field` ("q_stride[1]"). */
+static const char *stride_field(char *buf, size_t size, const char *field, int first, int d)
+{
+    if (first < 0 || !field)
+        return field ? field : "its stride";
+    hk_format(buf, size, "%s[%d]", field, first + d);
+    return buf;
+}
+
 /* A strided tensor of `rank` dims (sizes[], strides[] in elements) over rows of `inner` contiguous elements:
  * strides must be non-negative and the dims must not overlap (sorted by stride, each stride covers the extent
- * of everything inside it). The extent in bytes must fit size_t. */
-static hk_status check_layout(const char *op, const char *name, int rank, const int64_t *sizes, const int64_t *strides,
-                              int64_t inner, size_t elem)
+ * of everything inside it). The extent in bytes must fit size_t. Messages name the strides as field and first
+ * say (stride_field). */
+static hk_status check_layout(const char *op, const char *name, const char *field, int first, int rank,
+                              const int64_t *sizes, const int64_t *strides, int64_t inner, size_t elem)
 {
     int order[4];
     int n = 0;
+    char buf[64];
     for (int d = 0; d < rank; ++d) {
         if (strides[d] < 0)
-            return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s stride[%d] = %lld is negative", op, name, d, (long long)strides[d]);
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s %lld is negative", op,
+                           stride_field(buf, sizeof buf, field, first, d), (long long)strides[d]);
         if (sizes[d] > 1) {
             int i = n++;
             while (i > 0 && strides[order[i - 1]] > strides[d]) {
@@ -116,8 +129,9 @@ static hk_status check_layout(const char *op, const char *name, int rank, const 
         int d = order[i];
         if (strides[d] < extent)
             return hk_fail(HK_ERR_INVALID_ARGUMENT,
-                           "%s: %s stride[%d] = %lld overlaps the %lld elements inside it (dims must not alias)", op, name, d,
-                           (long long)strides[d], (long long)extent);
+                           "%s: %s %lld is smaller than the %lld elements of %s it steps over (dims must not alias)",
+                           op, stride_field(buf, sizeof buf, field, first, d), (long long)strides[d],
+                           (long long)extent, name);
         int64_t span;
         if (__builtin_mul_overflow(strides[d], sizes[d] - 1, &span) || __builtin_add_overflow(span, extent, &extent))
             return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s spans more elements than int64 holds", op, name);
@@ -128,22 +142,22 @@ static hk_status check_layout(const char *op, const char *name, int rank, const 
     return HK_OK;
 }
 
-hk_status hk_check_layout(const char *op, const char *name, int rank, const int64_t *sizes, const int64_t *strides,
-                          int64_t inner, size_t elem)
+hk_status hk_check_layout(const char *op, const char *name, const char *field, int first, int rank,
+                          const int64_t *sizes, const int64_t *strides, int64_t inner, size_t elem)
 {
-    return check_layout(op, name, rank, sizes, strides, inner, elem);
+    return check_layout(op, name, field, first, rank, sizes, strides, inner, elem);
 }
 
 /* A rows x cols matrix with leading dimension ld (NULL when absent or empty), as an aliasing span. */
 static hk_span matrix_span(const char *name, const void *p, int64_t rows, int64_t cols, int64_t ld, hk_dtype t)
 {
-    return (hk_span){name, p, hk_dtype_size(t), 1, {rows, 0, 0}, {ld, 0, 0}, cols, NULL};
+    return (hk_span){name, p, hk_dtype_size(t), 1, {rows, 0, 0}, {ld, 0, 0}, cols, NULL, NULL, 0};
 }
 
 /* n contiguous elements of elem bytes. */
 static hk_span vector_span(const char *name, const void *p, int64_t n, size_t elem)
 {
-    return (hk_span){name, p, elem, 0, {0, 0, 0}, {0, 0, 0}, p ? n : 0, NULL};
+    return (hk_span){name, p, elem, 0, {0, 0, 0}, {0, 0, 0}, p ? n : 0, NULL, NULL, 0};
 }
 
 /* Contiguous strides {outer, middle, inner} for [.., middle, inner] rows of `row` elements, overflow-checked. */
@@ -161,21 +175,35 @@ static hk_status contiguous_strides(const char *op, const char *name, int64_t st
 
 /* ---------------------------------------------------------------- GEMM */
 
-/* A rows x cols row-major matrix with leading dimension ld. */
-static hk_status check_matrix(const char *op, const char *name, const void *p, int64_t rows, int64_t cols, int64_t ld,
-                              hk_dtype t)
+/* A rows x cols row-major matrix with leading dimension ld (its field ld_name); cols_name says which extent its rows
+ * hold ("k", "m (trans_a)"). */
+static hk_status check_matrix(const char *op, const char *name, const char *ld_name, const char *cols_name,
+                              const void *p, int64_t rows, int64_t cols, int64_t ld, hk_dtype t)
 {
     bool empty = rows == 0 || cols == 0;
     if (!empty && ld < cols)
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ld%s %lld is smaller than its row length %lld", op, name, (long long)ld,
-                       (long long)cols);
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s %lld is smaller than the row length of %s, %s = %lld", op,
+                       ld_name, (long long)ld, name, cols_name, (long long)cols);
     if (ld < 0)
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: ld%s %lld is negative", op, name, (long long)ld);
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s %lld is negative", op, ld_name, (long long)ld);
     hk_status st = check_pointer(op, name, p, hk_dtype_size(t), !empty);
     if (st != HK_OK || empty)
         return st;
     int64_t sizes[1] = {rows}, strides[1] = {ld};
-    return check_layout(op, name, 1, sizes, strides, cols, hk_dtype_size(t));
+    return check_layout(op, name, ld_name, -1, 1, sizes, strides, cols, hk_dtype_size(t));
+}
+
+/* The first of a_type, b_type, d_type that names no hk_dtype, or NULL. */
+static const char *unknown_dtype(const hk_gemm_args *a, hk_dtype *t)
+{
+    const hk_dtype types[3] = {a->a_type, a->b_type, a->d_type};
+    static const char *const names[3] = {"a_type", "b_type", "d_type"};
+    for (int i = 0; i < 3; ++i)
+        if (!hk_dtype_size(types[i])) {
+            *t = types[i];
+            return names[i];
+        }
+    return NULL;
 }
 
 hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
@@ -186,9 +214,10 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
         return st;
     if ((st = check_size(op, "m", a->m, 0)) || (st = check_size(op, "n", a->n, 0)) || (st = check_size(op, "k", a->k, 0)))
         return st;
-    if (!hk_dtype_size(a->a_type) || !hk_dtype_size(a->b_type) || !hk_dtype_size(a->d_type))
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: unknown dtype (a_type %d, b_type %d, d_type %d)", (int)a->a_type,
-                       (int)a->b_type, (int)a->d_type);
+    hk_dtype bad;
+    const char *unknown = unknown_dtype(a, &bad);
+    if (unknown)
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: %s %d is not a hk_dtype", unknown, (int)bad);
     if (a->a_type != a->b_type)
         return hk_fail(HK_ERR_UNSUPPORTED, "gemm: a_type %s and b_type %s differ; mixed operand types are not supported",
                        hk_dtype_name(a->a_type), hk_dtype_name(a->b_type));
@@ -202,11 +231,12 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
         if (a->scale_b == 0.0f)
             a->scale_b = 1.0f;
         if (!isfinite(a->scale_a) || !isfinite(a->scale_b))
-            return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: fp8 scales must be finite (scale_a %g, scale_b %g)", a->scale_a,
-                           a->scale_b);
+            return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: %s %g must be finite (0 means 1)",
+                           isfinite(a->scale_a) ? "scale_b" : "scale_a", isfinite(a->scale_a) ? a->scale_b : a->scale_a);
     } else if ((a->scale_a != 0.0f && a->scale_a != 1.0f) || (a->scale_b != 0.0f && a->scale_b != 1.0f)) {
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: scale_a/scale_b apply to fp8 operands only (a_type %s)",
-                       hk_dtype_name(a->a_type));
+        const bool sa = a->scale_a != 0.0f && a->scale_a != 1.0f;
+        return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: %s %g applies to fp8 operands only (a_type %s; else 0 or 1)",
+                       sa ? "scale_a" : "scale_b", sa ? a->scale_a : a->scale_b, hk_dtype_name(a->a_type));
     } else {
         a->scale_a = a->scale_b = 1.0f;
         a->fp8_fast_accum = 0;
@@ -216,17 +246,19 @@ hk_status hk_validate_gemm(const hk_gemm_args *in, hk_gemm_args *a)
     int64_t b_rows = a->trans_b ? a->n : a->k, b_cols = a->trans_b ? a->k : a->n;
     bool has_product = a->m > 0 && a->n > 0 && a->k > 0;
     if (has_product) {
-        if ((st = check_matrix(op, "a", a->a, a_rows, a_cols, a->lda, a->a_type)) ||
-            (st = check_matrix(op, "b", a->b, b_rows, b_cols, a->ldb, a->b_type)))
+        if ((st = check_matrix(op, "a", "lda", a->trans_a ? "m (trans_a)" : "k", a->a, a_rows, a_cols, a->lda,
+                               a->a_type)) ||
+            (st = check_matrix(op, "b", "ldb", a->trans_b ? "k (trans_b)" : "n", a->b, b_rows, b_cols, a->ldb,
+                               a->b_type)))
             return st;
     }
-    if ((st = check_matrix(op, "d", a->d, a->m, a->n, a->ldd, a->d_type)))
+    if ((st = check_matrix(op, "d", "ldd", "n", a->d, a->m, a->n, a->ldd, a->d_type)))
         return st;
     if (a->beta != 0.0f) {
         if (!a->c && a->m > 0 && a->n > 0)
             return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: c is NULL but beta is %g (C may be NULL only when beta == 0)",
                            a->beta);
-        if ((st = check_matrix(op, "c", a->c, a->m, a->n, a->ldc, a->d_type)))
+        if ((st = check_matrix(op, "c", "ldc", "n", a->c, a->m, a->n, a->ldc, a->d_type)))
             return st;
         if (a->c == a->d && a->ldc != a->ldd)
             return hk_fail(HK_ERR_INVALID_ARGUMENT, "gemm: c aliases d with ldc %lld != ldd %lld", (long long)a->ldc,
@@ -319,8 +351,9 @@ static hk_status check_attn_extras(const char *op, const attn_shape *s, int *cau
 
 /* Resolve a {batch, seq, head} stride triple (zeros: contiguous) over rows of `row` features and check the
  * tensor's layout. */
-static hk_status attn_tensor(const char *op, const char *name, const void *p, int64_t stride[3], const attn_shape *s,
-                             int64_t seqlen, int64_t heads, int64_t row, hk_dtype dtype, bool needed)
+static hk_status attn_tensor(const char *op, const char *name, const char *field, const void *p, int64_t stride[3],
+                             const attn_shape *s, int64_t seqlen, int64_t heads, int64_t row, hk_dtype dtype,
+                             bool needed)
 {
     size_t elem = hk_dtype_size(dtype);
     hk_status st;
@@ -332,7 +365,7 @@ static hk_status attn_tensor(const char *op, const char *name, const void *p, in
     if (st != HK_OK || !p || empty)
         return st;
     int64_t sizes[3] = {s->varlen ? 1 : s->batch, seqlen, heads};
-    return check_layout(op, name, 3, sizes, stride, row, elem);
+    return check_layout(op, name, field, 0, 3, sizes, stride, row, elem);
 }
 
 hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *a)
@@ -346,10 +379,10 @@ hk_status hk_validate_attn_fwd(const hk_attn_fwd_args *in, hk_attn_fwd_args *a)
     if ((st = check_attn_shape(op, a->dtype, &s, &a->softmax_scale, a->cu_seqlens_q, a->cu_seqlens_k)) ||
         (st = check_attn_extras(op, &s, &a->causal, &a->window, &a->window_left, &a->window_right, a->softcap,
                                 &a->head_dim_v)) ||
-        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
-        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
-        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
-        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "q", "q_stride", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "k", "k_stride", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "v", "v_stride", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "o", "o_stride", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
         (st = check_pointer(op, "lse", a->lse, sizeof(float), a->lse != NULL)))
         return st;
     return HK_OK;
@@ -367,14 +400,14 @@ hk_status hk_validate_attn_bwd(const hk_attn_bwd_args *in, hk_attn_bwd_args *a)
     if ((st = check_attn_shape(op, a->dtype, &s, &a->softmax_scale, a->cu_seqlens_q, a->cu_seqlens_k)) ||
         (st = check_attn_extras(op, &s, &a->causal, &a->window, &a->window_left, &a->window_right, a->softcap,
                                 &a->head_dim_v)) ||
-        (st = attn_tensor(op, "q", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
-        (st = attn_tensor(op, "k", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
-        (st = attn_tensor(op, "v", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
-        (st = attn_tensor(op, "o", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
-        (st = attn_tensor(op, "d_o", a->d_o, a->do_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
-        (st = attn_tensor(op, "dq", a->dq, a->dq_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
-        (st = attn_tensor(op, "dk", a->dk, a->dk_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
-        (st = attn_tensor(op, "dv", a->dv, a->dv_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "q", "q_stride", a->q, a->q_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "k", "k_stride", a->k, a->k_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "v", "v_stride", a->v, a->v_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "o", "o_stride", a->o, a->o_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "d_o", "do_stride", a->d_o, a->do_stride, &s, s.seqlen_q, s.heads_q, a->head_dim_v, a->dtype, true)) ||
+        (st = attn_tensor(op, "dq", "dq_stride", a->dq, a->dq_stride, &s, s.seqlen_q, s.heads_q, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "dk", "dk_stride", a->dk, a->dk_stride, &s, s.seqlen_k, s.heads_kv, s.head_dim, a->dtype, true)) ||
+        (st = attn_tensor(op, "dv", "dv_stride", a->dv, a->dv_stride, &s, s.seqlen_k, s.heads_kv, a->head_dim_v, a->dtype, true)) ||
         (st = check_pointer(op, "lse", a->lse, sizeof(float), rows)))
         return st;
     a->deterministic = a->deterministic != 0;
@@ -416,7 +449,8 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
         if (s[0] == 0 && s[1] == 0 && s[2] == 0 &&
             (st = contiguous_strides(op, t ? "out" : "x", s, a->seqlen, a->heads, a->head_dim, true)))
             return st;
-        if (!empty && (st = check_layout(op, t ? "out" : "x", 3, sizes, s, a->head_dim, elem)))
+        if (!empty && (st = check_layout(op, t ? "out" : "x", t ? "out_stride" : "x_stride", 0, 3, sizes, s, a->head_dim,
+                                         elem)))
             return st;
     }
     if ((st = check_pointer(op, "x", a->x, elem, !empty)) || (st = check_pointer(op, "out", a->out, elem, !empty)) ||
@@ -440,11 +474,11 @@ hk_status hk_validate_rotary(const hk_rotary_args *in, hk_rotary_args *a)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "rotary: the cos/sin tables of table_positions %lld span more than 2^48 bytes",
                        (long long)a->table_positions);
     hk_span reads[4] = {{"x", a->x, elem, 3, {a->batch, a->seqlen, a->heads}, {a->x_stride[0], a->x_stride[1], a->x_stride[2]},
-                      a->head_dim, NULL},
+                      a->head_dim, NULL, NULL, 0},
                      vector_span("cos", a->cos, table, table_elem), vector_span("sin", a->sin, table, table_elem),
                      vector_span("position_ids", a->position_ids, a->batch * a->seqlen, sizeof(int32_t))};
     hk_span writes = {"out", a->out, elem, 3, {a->batch, a->seqlen, a->heads},
-                   {a->out_stride[0], a->out_stride[1], a->out_stride[2]}, a->head_dim, "x"};
+                   {a->out_stride[0], a->out_stride[1], a->out_stride[2]}, a->head_dim, "x", NULL, 0};
     return hk_check_overlaps(op, &writes, 1, reads, 4, "out == x with out_stride == x_stride");
 }
 
@@ -465,7 +499,9 @@ static hk_status check_rows(const char *op, const char *name, const void *p, int
     if (st != HK_OK || empty)
         return st;
     int64_t sizes[1] = {rows};
-    return check_layout(op, name, 1, sizes, stride, cols, hk_dtype_size(t));
+    char field[32];
+    hk_format(field, sizeof field, "%s_stride", name);
+    return check_layout(op, name, field, -1, 1, sizes, stride, cols, hk_dtype_size(t));
 }
 
 static hk_status check_norm_common(const char *op, hk_norm_type norm, hk_dtype dtype, hk_dtype *param_type, int64_t rows,
@@ -487,8 +523,9 @@ static hk_status check_dropout_mask(const char *op, const uint32_t *mask, int64_
 {
     int64_t words;
     if (mask && __builtin_mul_overflow(rows, (int64_t)HK_DROPOUT_MASK_WORDS(cols), &words))
-        return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: the dropout mask of %lld x %lld is too large", op, (long long)rows,
-                       (long long)cols);
+        return hk_fail(HK_ERR_INVALID_ARGUMENT,
+                       "%s: dropout_mask of rows %lld x HK_DROPOUT_MASK_WORDS(cols %lld) words overflows int64", op,
+                       (long long)rows, (long long)cols);
     return check_pointer(op, "dropout_mask", mask, sizeof(uint32_t), mask != NULL);
 }
 

@@ -57,12 +57,12 @@ typedef struct attn_layout {
     size_t elem;
 } attn_layout;
 
-static hk_span attn_span(const attn_layout *l, const char *name, const void *p, const int64_t stride[3], int64_t seq,
-                         int64_t heads, int64_t row, size_t elem)
+static hk_span attn_span(const attn_layout *l, const char *name, const char *field, const void *p,
+                         const int64_t stride[3], int64_t seq, int64_t heads, int64_t row, size_t elem)
 {
-    if (l->varlen)
-        return (hk_span){name, p, elem, 2, {seq, heads, 0}, {stride[1], stride[2], 0}, row, NULL};
-    return (hk_span){name, p, elem, 3, {l->batch, seq, heads}, {stride[0], stride[1], stride[2]}, row, NULL};
+    if (l->varlen) /* the batch stride is ignored */
+        return (hk_span){name, p, elem, 2, {seq, heads, 0}, {stride[1], stride[2], 0}, row, NULL, field, 1};
+    return (hk_span){name, p, elem, 3, {l->batch, seq, heads}, {stride[0], stride[1], stride[2]}, row, NULL, field, 0};
 }
 
 /* NULL and layout of a tensor the call reads or writes (validate.c checked them over one sequence of the maxima
@@ -76,19 +76,19 @@ static hk_status check_span(const char *op, const hk_span *s, bool needed)
         return HK_OK;
     if (!s->p)
         return hk_fail(HK_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, s->name);
-    return hk_check_layout(op, s->name, s->rank, s->size, s->stride, s->inner, s->elem);
+    return hk_check_layout(op, s->name, s->field, s->first, s->rank, s->size, s->stride, s->inner, s->elem);
 }
 
 /* lse: fp32 [batch, heads_q, seqlen_q], or [heads_q, total_q] with varlen. */
 static hk_span lse_span(const attn_layout *l, const char *name, const void *p, int64_t heads_q, int64_t seq_q)
 {
     int64_t rows = l->varlen ? heads_q : l->batch * heads_q;
-    return (hk_span){name, p, sizeof(float), 1, {rows, 0, 0}, {seq_q, 0, 0}, seq_q, NULL};
+    return (hk_span){name, p, sizeof(float), 1, {rows, 0, 0}, {seq_q, 0, 0}, seq_q, NULL, name, -1}; /* contiguous */
 }
 
 static hk_span offsets_span(const char *name, const int32_t *cu, int64_t batch)
 {
-    return (hk_span){name, cu, sizeof(int32_t), 0, {0, 0, 0}, {0, 0, 0}, cu ? batch + 1 : 0, NULL};
+    return (hk_span){name, cu, sizeof(int32_t), 0, {0, 0, 0}, {0, 0, 0}, cu ? batch + 1 : 0, NULL, NULL, 0};
 }
 
 /* The packed token counts (varlen) or the maxima, after checking the offsets. */
@@ -137,12 +137,12 @@ hk_status hk_check_attn_fwd(hk_context *ctx, const hk_attn_fwd_args *a)
         return st;
     int64_t sq = l.sq, sk = l.sk, dv = l.dv;
     size_t elem = l.elem;
-    hk_span in[5] = {attn_span(&l, "q", a->q, a->q_stride, sq, a->heads_q, a->head_dim, elem),
-                     attn_span(&l, "k", a->k, a->k_stride, sk, a->heads_kv, a->head_dim, elem),
-                     attn_span(&l, "v", a->v, a->v_stride, sk, a->heads_kv, dv, elem),
+    hk_span in[5] = {attn_span(&l, "q", "q_stride", a->q, a->q_stride, sq, a->heads_q, a->head_dim, elem),
+                     attn_span(&l, "k", "k_stride", a->k, a->k_stride, sk, a->heads_kv, a->head_dim, elem),
+                     attn_span(&l, "v", "v_stride", a->v, a->v_stride, sk, a->heads_kv, dv, elem),
                      offsets_span("cu_seqlens_q", a->cu_seqlens_q, a->batch),
                      offsets_span("cu_seqlens_k", a->cu_seqlens_k, a->batch)};
-    hk_span out[2] = {attn_span(&l, "o", a->o, a->o_stride, sq, a->heads_q, dv, elem),
+    hk_span out[2] = {attn_span(&l, "o", "o_stride", a->o, a->o_stride, sq, a->heads_q, dv, elem),
                       lse_span(&l, "lse", a->lse, a->heads_q, sq)};
     if ((st = check_all(op, in, 3, true)) || (st = check_span(op, &out[0], true)) || (st = check_span(op, &out[1], false)))
         return st;
@@ -159,18 +159,18 @@ hk_status hk_check_attn_bwd(hk_context *ctx, const hk_attn_bwd_args *a)
         return st;
     int64_t sq = l.sq, sk = l.sk, dv = l.dv;
     size_t elem = l.elem;
-    hk_span in[8] = {attn_span(&l, "q", a->q, a->q_stride, sq, a->heads_q, a->head_dim, elem),
-                     attn_span(&l, "k", a->k, a->k_stride, sk, a->heads_kv, a->head_dim, elem),
-                     attn_span(&l, "v", a->v, a->v_stride, sk, a->heads_kv, dv, elem),
-                     attn_span(&l, "o", a->o, a->o_stride, sq, a->heads_q, dv, elem),
-                     attn_span(&l, "d_o", a->d_o, a->do_stride, sq, a->heads_q, dv, elem),
+    hk_span in[8] = {attn_span(&l, "q", "q_stride", a->q, a->q_stride, sq, a->heads_q, a->head_dim, elem),
+                     attn_span(&l, "k", "k_stride", a->k, a->k_stride, sk, a->heads_kv, a->head_dim, elem),
+                     attn_span(&l, "v", "v_stride", a->v, a->v_stride, sk, a->heads_kv, dv, elem),
+                     attn_span(&l, "o", "o_stride", a->o, a->o_stride, sq, a->heads_q, dv, elem),
+                     attn_span(&l, "d_o", "do_stride", a->d_o, a->do_stride, sq, a->heads_q, dv, elem),
                      lse_span(&l, "lse", a->lse, a->heads_q, sq),
                      offsets_span("cu_seqlens_q", a->cu_seqlens_q, a->batch),
                      offsets_span("cu_seqlens_k", a->cu_seqlens_k, a->batch)};
-    hk_span out[4] = {attn_span(&l, "dq", a->dq, a->dq_stride, sq, a->heads_q, a->head_dim, elem),
-                      attn_span(&l, "dk", a->dk, a->dk_stride, sk, a->heads_kv, a->head_dim, elem),
-                      attn_span(&l, "dv", a->dv, a->dv_stride, sk, a->heads_kv, dv, elem),
-                      {"workspace", a->workspace, 1, 0, {0, 0, 0}, {0, 0, 0}, (int64_t)a->workspace_size, NULL}};
+    hk_span out[4] = {attn_span(&l, "dq", "dq_stride", a->dq, a->dq_stride, sq, a->heads_q, a->head_dim, elem),
+                      attn_span(&l, "dk", "dk_stride", a->dk, a->dk_stride, sk, a->heads_kv, a->head_dim, elem),
+                      attn_span(&l, "dv", "dv_stride", a->dv, a->dv_stride, sk, a->heads_kv, dv, elem),
+                      {"workspace", a->workspace, 1, 0, {0, 0, 0}, {0, 0, 0}, (int64_t)a->workspace_size, NULL, NULL, 0}};
     if ((st = check_all(op, in, 6, true)) || (st = check_all(op, out, 3, true)))
         return st;
     return hk_check_overlaps(op, out, 4, in, 8, attn_in_place);

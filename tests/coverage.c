@@ -29,17 +29,20 @@ static const th_coverage th_coverage_list[] = {
     {"sm_90a", "ln_fused", "*"},
     {"sm_90a", "cuda_wide", "*"},
     {"sm_90a", "attention", "*"},
-    {"sm_90a", "attention", "!bwd_*"},       /* the backward is not built for sm_90a yet */
     {"sm_90a", "attention", "!*f32*"},       /* f32 attention: the CPU backend only */
 
     /* gfx942 (backends/hip, the emulator): GEMM bf16, f16, f32 and e4m3fnuz in, every layout, alignment and size,
      * to bf16/f16/f32; rotary at any shape; LayerNorm forward up to 65536 (2-byte) / 32768 (f32) aligned columns,
-     * 8192 otherwise, backward up to 16384 / 8192 aligned, 2048 otherwise. */
+     * 8192 otherwise, backward up to 16384 / 8192 aligned, 2048 otherwise; the attention forward. */
     {"gfx942", "gemm", "*"},
     {"gfx942", "gemm", "!*_e4m3fn_*"},       /* gfx942's MFMA reads FNUZ only */
     {"gfx942", "rotary", "*"},
     {"gfx942", "ln_fused", "*"},
     {"gfx942", "ln_fused", "!ln_bwd_given_random_mask_f32_300x12000_dz_extra"}, /* f32 backward: 8192 columns */
+    /* attention forward: bf16/f16, head_dim and head_dim_v up to 256 (192/128), every mask, layout and length */
+    {"gfx942", "attention", "*"},
+    {"gfx942", "attention", "!bwd_*"},       /* the backward is not built for CDNA */
+    {"gfx942", "attention", "!*f32*"},       /* f32 attention: the CPU backend only (dtype rule of supports()) */
 
     /* gfx950: as gfx942 with OCP e4m3 in place of e4m3fnuz. */
     {"gfx950", "gemm", "*"},
@@ -47,6 +50,9 @@ static const th_coverage th_coverage_list[] = {
     {"gfx950", "rotary", "*"},
     {"gfx950", "ln_fused", "*"},
     {"gfx950", "ln_fused", "!ln_bwd_given_random_mask_f32_300x12000_dz_extra"},
+    {"gfx950", "attention", "*"},
+    {"gfx950", "attention", "!bwd_*"},
+    {"gfx950", "attention", "!*f32*"},
 };
 
 const char *th_coverage_stale(const char *group, bool (*registered)(const char *name))

@@ -27,6 +27,7 @@ typedef struct attn_case {
     int packed;  /* Q, K, V (bwd: dQ, dK, dV too) are views of one [batch, seq, hq + 2 hkv, d] tensor */
     int no_lse;
     int deterministic; /* bwd: DET_RUNS runs must give the same bytes */
+    int rows;          /* bwd: on a context with HK_CUDA_TUNE_ATTN_BWD=rows (the CUDA row kernels; no-op elsewhere) */
 } attn_case;
 
 enum { DET_RUNS = 10 };
@@ -110,15 +111,15 @@ static const attn_case fwd_cases[] = {
     {"packed_qkv_varlen_f16", TH_ALL, F16, .batch = 3, .sq = 40, .sk = 40, .hq = 2, .hkv = 2, .d = 128,
      .causal = 1, .varlen = 1, .lens_q = {40, 0, 13}, .lens_k = {40, 0, 13}, .packed = 1},
     /* long sequences */
-    {"long_1000_causal_gqa", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
+    {"long_1000_causal_gqa", TH_ALL, BF, .batch = 1, .sq = 1000, .sk = 1000, .hq = 4, .hkv = 2, .d = 64,
      .causal = 1},
-    {"long_1000x127_d128", TH_NOT_EMU, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
-    {"long_4097_causal", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
+    {"long_1000x127_d128", TH_ALL, BF, .batch = 1, .sq = 1000, .sk = 127, .hq = 2, .hkv = 2, .d = 128},
+    {"long_4097_causal", TH_ALL, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .causal = 1},
-    {"long_4097_window_softcap", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
+    {"long_4097_window_softcap", TH_ALL, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1, .d = 64,
      .window = 1, .left = 1000, .right = 100, .softcap = 10.0f},
-    {"long_1000x4097_f16", TH_NOT_EMU, F16, .batch = 1, .sq = 1000, .sk = 4097, .hq = 1, .hkv = 1, .d = 64},
-    {"strided_odd_pad", TH_NOT_EMU, BF, .batch = 2, .sq = 31, .sk = 45, .hq = 3, .hkv = 3, .d = 64, .causal = 1,
+    {"long_1000x4097_f16", TH_ALL, F16, .batch = 1, .sq = 1000, .sk = 4097, .hq = 1, .hkv = 1, .d = 64},
+    {"strided_odd_pad", TH_ALL, BF, .batch = 2, .sq = 31, .sk = 45, .hq = 3, .hkv = 3, .d = 64, .causal = 1,
      .pad = 3},
 };
 
@@ -183,6 +184,14 @@ static const attn_case bwd_cases[] = {
     {"bwd_long_4097_window_softcap", TH_NOT_EMU, BF, .batch = 1, .sq = 4097, .sk = 4097, .hq = 1, .hkv = 1,
      .d = 64, .window = 1, .left = 500, .right = 50, .softcap = 10.0f},
     {"bwd_strided_odd_pad", TH_NOT_EMU, BF, .batch = 2, .sq = 21, .sk = 33, .hq = 2, .hkv = 1, .d = 64, .pad = 5},
+    /* the CUDA row kernels on calls the tiled kernel would take */
+    {"bwd_rows_causal_gqa4", TH_ALL, BF, .batch = 2, .sq = 70, .sk = 90, .hq = 8, .hkv = 2, .d = 64, .causal = 1,
+     .rows = 1},
+    {"bwd_rows_varlen_window_softcap_f16", TH_ALL, F16, .batch = 3, .sq = 64, .sk = 80, .hq = 2, .hkv = 1,
+     .d = 128, .window = 1, .left = 20, .right = 5, .softcap = 4.0f, .varlen = 1, .lens_q = {1, 64, 30},
+     .lens_k = {9, 80, 0}, .rows = 1},
+    {"bwd_rows_deterministic_d96", TH_ALL, BF, .batch = 1, .sq = 100, .sk = 100, .hq = 2, .hkv = 2, .d = 96,
+     .deterministic = 1, .rows = 1},
 };
 
 /* Everything the two directions share: sequences, layouts and the oracle's inputs. */
@@ -441,9 +450,10 @@ static void download_grads(const th_ctx *c, const attn_case *a, const attn_grads
     }
 }
 
-static void run_bwd(const th_ctx *c, const void *param)
+static void run_bwd(const th_ctx *context, const void *param)
 {
     const attn_case *a = param;
+    const th_ctx *c = a->rows ? th_context_with_env(context, "HK_CUDA_TUNE_ATTN_BWD", "rows") : context;
     th_rng rng = th_rng_for_case();
     attn_problem p;
     setup_problem(a, &p, &rng);

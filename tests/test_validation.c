@@ -308,9 +308,9 @@ static void test_attn_fwd(const th_ctx *c, const void *param)
     a = base, a.o_stride[0] = ss, a.o_stride[1] = ss, a.o_stride[2] = AD;
     EXPECT_INVALID(hk_attn_fwd(ctx, &a), "o");
     a = base, a.k_stride[0] = AS * AHKV * AD, a.k_stride[1] = -AHKV * AD, a.k_stride[2] = AD;
-    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "k");
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "k_stride");
     a = base, a.v_stride[0] = -1, a.v_stride[1] = AHKV * AD, a.v_stride[2] = AD;
-    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "v");
+    EXPECT_INVALID(hk_attn_fwd(ctx, &a), "v_stride");
     /* varlen offsets come in pairs and are int32 */
     int32_t *cu = th_dev(c, 64);
     a = base, a.cu_seqlens_q = cu;
@@ -427,7 +427,7 @@ static void test_attn_bwd(const th_ctx *c, const void *param)
     a = base, a.dk_stride[0] = AS * AHKV * AD, a.dk_stride[1] = AHKV * AD, a.dk_stride[2] = 8;
     EXPECT_INVALID(hk_attn_bwd(ctx, &a), "dk");
     a = base, a.dq_stride[0] = -1, a.dq_stride[1] = AHQ * AD, a.dq_stride[2] = AD;
-    EXPECT_INVALID(hk_attn_bwd(ctx, &a), "dq");
+    EXPECT_INVALID(hk_attn_bwd(ctx, &a), "dq_stride");
     a = base, a.do_stride[0] = AS * AHQ * AD, a.do_stride[1] = AD, a.do_stride[2] = AD;
     EXPECT_INVALID(hk_attn_bwd(ctx, &a), "d_o");
     /* 1.3 fields */
@@ -577,7 +577,7 @@ static void test_rotary(const th_ctx *c, const void *param)
     r = base, r.out_stride[0] = RS * RH * RD, r.out_stride[1] = RD, r.out_stride[2] = RD;
     EXPECT_INVALID(hk_rotary(ctx, &r), "out");
     r = base, r.out_stride[0] = RS * RH * RD, r.out_stride[1] = RH * RD, r.out_stride[2] = -RD;
-    EXPECT_INVALID(hk_rotary(ctx, &r), "out");
+    EXPECT_INVALID(hk_rotary(ctx, &r), "out_stride");
     r = base, r.out = (void *)base.x, r.out_stride[0] = RS * RH * (RD + 8), r.out_stride[1] = RH * (RD + 8),
     r.out_stride[2] = RD + 8;
     EXPECT_INVALID(hk_rotary(ctx, &r), "out_stride");
@@ -901,6 +901,118 @@ static void test_memory_api(const th_ctx *c, const void *param)
     finish();
 }
 
+/* ---------------------------------------------------------------- message text
+ * Each family of messages names hk.h's field and states the rule: the failing call's hk_last_error() must contain
+ * `text` verbatim. */
+static void check_text(hk_status st, hk_status want, const char *text, const char *expr, int line)
+{
+    const char *msg = hk_last_error();
+    if (st != want)
+        report(line, expr, "returned %s (%s); expected %s", hk_status_string(st), msg, hk_status_string(want));
+    else if (!msg || !strstr(msg, text))
+        report(line, expr, "message \"%s\" does not say \"%s\"", msg ? msg : "", text);
+}
+#define EXPECT_TEXT(call, want, text) check_text((call), (want), (text), #call, __LINE__)
+
+/* Strides by their hk.h fields: the scalar leading dimensions and row strides, the index into {batch, seq, head}
+ * arrays (the varlen layouts skip the batch stride, so their first is [1]). */
+static void test_message_strides(const th_ctx *c, const void *param)
+{
+    start();
+    (void)param;
+    hk_context *ctx = c->ctx;
+    const hk_gemm_args gb = gemm_base(c);
+    hk_gemm_args g;
+    g = gb, g.lda = 15;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "gemm: lda 15 is smaller than the row length of a, k = 16");
+    g = gb, g.trans_a = 1, g.m = 8, g.lda = 7;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "lda 7 is smaller than the row length of a, m (trans_a) = 8");
+    g = gb, g.trans_b = 0, g.n = 12, g.k = 4, g.ldb = 11, g.ldd = 12;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "ldb 11 is smaller than the row length of b, n = 12");
+
+    /* rotary: a head stride inside the head's features */
+    hk_rotary_args r = rotary_base(c);
+    r.x_stride[0] = RS * RH * RD, r.x_stride[1] = RH * RD, r.x_stride[2] = RD / 2;
+    EXPECT_TEXT(hk_rotary(ctx, &r), HK_ERR_INVALID_ARGUMENT,
+                "rotary: x_stride[2] 8 is smaller than the 16 elements of x it steps over");
+    r = rotary_base(c);
+    r.out_stride[0] = RS * RH * RD, r.out_stride[1] = -RH * RD, r.out_stride[2] = RD;
+    EXPECT_TEXT(hk_rotary(ctx, &r), HK_ERR_INVALID_ARGUMENT, "rotary: out_stride[1] -32 is negative");
+
+    /* attention, fixed length: d_o's strides are do_stride */
+    hk_attn_fwd_args a = attn_base(c);
+    a.q_stride[0] = AS * AHQ * AD, a.q_stride[1] = AHQ * AD, a.q_stride[2] = AD - 1;
+    EXPECT_TEXT(hk_attn_fwd(ctx, &a), HK_ERR_INVALID_ARGUMENT, "attn_fwd: q_stride[2] 15 is smaller than");
+    hk_attn_bwd_args ab = attn_bwd_base(c);
+    ab.do_stride[0] = AS * AHQ * AD, ab.do_stride[1] = -1, ab.do_stride[2] = AD;
+    EXPECT_TEXT(hk_attn_bwd(ctx, &ab), HK_ERR_INVALID_ARGUMENT, "attn_bwd: do_stride[1] -1 is negative");
+
+    /* varlen: two sequences of 2 tokens; heads 16 elements apart hold one sequence of 2 tokens of 8 (what the call
+     * checks first, over one sequence of the maxima) but not the 4 packed tokens (checked once the offsets are read) */
+    enum { VH = 2, VD = 8 };
+    int32_t *cu = th_dev(c, 3 * sizeof(int32_t));
+    const int32_t offsets[3] = {0, 2, 4};
+    th_upload(c, cu, offsets, sizeof offsets);
+    hk_attn_fwd_args v = HK_ARGS_INIT(hk_attn_fwd_args);
+    v.dtype = HK_DTYPE_BF16;
+    v.batch = 2, v.seqlen_q = v.seqlen_k = 2, v.heads_q = v.heads_kv = VH, v.head_dim = VD;
+    v.cu_seqlens_q = v.cu_seqlens_k = cu;
+    const size_t bytes = 4 * VH * VD * 2;
+    void *zeros = th_host(bytes);
+    v.q = th_dev(c, bytes), v.k = th_dev(c, bytes), v.v = th_dev(c, bytes), v.o = th_dev(c, bytes);
+    th_upload(c, (void *)v.q, zeros, bytes);
+    th_upload(c, (void *)v.k, zeros, bytes);
+    th_upload(c, (void *)v.v, zeros, bytes);
+    EXPECT_OK(hk_attn_fwd(ctx, &v));
+    v.q_stride[1] = VD, v.q_stride[2] = 2 * VD;
+    EXPECT_TEXT(hk_attn_fwd(ctx, &v), HK_ERR_INVALID_ARGUMENT,
+                "attn_fwd: q_stride[2] 16 is smaller than the 32 elements of q it steps over");
+    finish();
+}
+
+/* GEMM types and scales: the one field that breaks the rule, not all of them. */
+static void test_message_gemm_fields(const th_ctx *c, const void *param)
+{
+    start();
+    (void)param;
+    hk_context *ctx = c->ctx;
+    const hk_gemm_args gb = gemm_base(c);
+    hk_gemm_args g;
+    g = gb, g.b_type = (hk_dtype)99;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "gemm: b_type 99 is not a hk_dtype");
+    g = gb, g.d_type = (hk_dtype)77;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "gemm: d_type 77 is not a hk_dtype");
+    g = gb, g.a_type = g.b_type = HK_DTYPE_FP8_E4M3, g.scale_b = INFINITY;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "gemm: scale_b inf must be finite");
+    g = gb, g.a_type = g.b_type = HK_DTYPE_FP8_E4M3, g.scale_a = NAN;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "gemm: scale_a nan must be finite");
+    g = gb, g.scale_b = 2;
+    EXPECT_TEXT(hk_gemm(ctx, &g), HK_ERR_INVALID_ARGUMENT, "gemm: scale_b 2 applies to fp8 operands only");
+    finish();
+}
+
+/* A workspace the chosen variant needs more of: workspace_size, the size and who needs it. The emulator's LayerNorm
+ * backward keeps its partial sums there. */
+static void test_message_workspace(const th_ctx *c, const void *param)
+{
+    start();
+    (void)param;
+    hk_ln_fused_bwd_args b = ln_bwd_base(c);
+    size_t need = 0;
+    EXPECT_OK(hk_ln_fused_bwd_workspace_size(c->ctx, &b, &need));
+    if (need < 8)
+        fail_msg("%s: the LayerNorm backward asks for %zu bytes of workspace; this test wants a variant that needs some",
+                 c->label, need);
+    b.workspace = th_dev(c, need);
+    b.workspace_size = need - 4;
+    char text[160];
+    snprintf(text, sizeof text, "ln_fused_bwd: workspace_size %zu is smaller than the %zu bytes", need - 4, need);
+    EXPECT_TEXT(hk_ln_fused_bwd(c->ctx, &b), HK_ERR_INVALID_ARGUMENT, text);
+    b.workspace_size = need;
+    EXPECT_OK(hk_ln_fused_bwd(c->ctx, &b));
+    finish();
+}
+
 /* A destroyed-and-recreated or never-created context pointer is refused, not dereferenced blindly. */
 static void test_foreign_context(const th_ctx *c, const void *param)
 {
@@ -929,5 +1041,8 @@ int main(void)
     /* memory entry points validate the same way on every backend */
     th_add("memory_validation", test_memory_api, NULL, TH_ALL);
     th_add("foreign_context", test_foreign_context, NULL, TH_CPU);
+    th_add("message_strides", test_message_strides, NULL, TH_CPU);
+    th_add("message_gemm_fields", test_message_gemm_fields, NULL, TH_CPU);
+    th_add("message_workspace", test_message_workspace, NULL, TH_EMU);
     return th_run("validation");
 }

@@ -92,7 +92,7 @@ static hk_status hk_load_params(hk_dtype type, const void *gamma, const void *be
     size_t bytes = (size_t)cols * (beta ? 2 : 1) * sizeof(float);
     float *buf = malloc(bytes);
     if (!buf)
-        return hk_fail(HK_ERR_OUT_OF_MEMORY, "cpu layer norm: cannot allocate %zu bytes for fp32 gamma/beta", bytes);
+        return hk_fail(HK_ERR_OUT_OF_MEMORY, "cpu.ln_fused: cannot allocate %zu bytes for fp32 gamma/beta", bytes);
     for (int64_t c = 0; c < cols; ++c)
         buf[c] = hk_load_scalar(type, gamma, c);
     if (beta)

@@ -19,5 +19,6 @@ HK_INTERNAL size_t hk_cuda_gemm_packed_workspace(const hk_context *ctx, const hk
 HK_INTERNAL hk_status hk_cuda_gemm_repack(hk_context *ctx, const void *src, int64_t ld, int64_t rows, int64_t cols,
                                           size_t esize, void *dst, int64_t ld_dst, void *stream);
 extern HK_INTERNAL const hk_variant hk_cuda_attn_fwd;
+extern HK_INTERNAL const hk_variant hk_cuda_attn_bwd;
 
 #endif

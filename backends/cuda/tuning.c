@@ -27,6 +27,9 @@ void hk_cuda_read_tuning(hk_tuning *tune)
     const char *stages = getenv("HK_CUDA_TUNE_LN_STAGES");
     if (stages && stages[0] >= '1' && stages[0] <= '0' + HK_LN_BWD_MAX_STAGES && !stages[1])
         tune->ln_stages = stages[0] - '0';
+    /* HK_CUDA_TUNE_ATTN_BWD = rows */
+    const char *attn_bwd = getenv("HK_CUDA_TUNE_ATTN_BWD");
+    tune->attn_bwd_rows = attn_bwd && strcmp(attn_bwd, "rows") == 0;
     /* HK_CUDA_PDL = 0 */
     const char *pdl = getenv("HK_CUDA_PDL");
     tune->plain_launch = pdl && strcmp(pdl, "0") == 0;

@@ -8,5 +8,6 @@ HK_INTERNAL const hk_variant *const hk_cuda_variants[] = {
     &hk_cuda_gemm,
     &hk_cuda_gemm_any, /* what the TMA kernels cannot take */
     &hk_cuda_attn_fwd,
+    &hk_cuda_attn_bwd,
     NULL,
 };

@@ -10,3 +10,4 @@
 #include "cdna/rotary.hip"
 #include "cdna/ln_fused.hip"
 #include "cdna/gemm.hip"
+#include "cdna/attn_fwd.hip"

@@ -7,17 +7,24 @@
 #include "cdna/params.h"
 
 typedef struct hk_cdna_launch {
-    char kernel[64];
+    const hk_kernel_set *kernels; /* the family's kernels: hk_cdna_*_kernels */
+    size_t kernel;                /* the one to launch, by index in the set */
     unsigned grid[3], block[3];
     union {
         hk_rotary_params rotary;
         hk_ln_params ln;
         hk_ln_reduce_params reduce;
         hk_gemm_params gemm;
+        hk_attn_fwd_params attn;
     } params;
 } hk_cdna_launch;
 
-/* Run one planned launch: hk_gpu_launch for HIP, the emulator for the emulator. */
+/* The CDNA kernel families as kernel sets, so that a HIP context resolves each kernel once (cdna_plan.c says how
+ * an index names a kernel). */
+extern HK_INTERNAL const hk_kernel_set hk_cdna_rotary_kernels, hk_cdna_ln_kernels, hk_cdna_gemm_kernels,
+    hk_cdna_attn_kernels;
+
+/* Run one planned launch: hk_gpu_launch_indexed for HIP, the emulator for the emulator. */
 typedef hk_status (*hk_cdna_exec)(hk_context *ctx, const hk_cdna_launch *launch, void *stream);
 
 /* Each plan fills up to max launches and returns how many (0: nothing to do), or -1 with why written for an
@@ -31,6 +38,9 @@ HK_INTERNAL size_t hk_cdna_ln_bwd_workspace(const hk_context *ctx, const void *a
 enum { HK_CDNA_GEMM_INTERLEAVED = 0, HK_CDNA_GEMM_PINGPONG = 1 };
 HK_INTERNAL int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule, hk_cdna_launch *out,
                                   char *why, size_t why_size);
+
+/* Attention forward (kernels/cdna/attn_fwd.hip): one launch, or 0 for an empty problem. */
+HK_INTERNAL int hk_cdna_plan_attn_fwd(const hk_attn_fwd_args *a, hk_cdna_launch *out, char *why, size_t why_size);
 
 /* supports()/run() bodies for the variants of both backends; `schedule` selects the GEMM kernels (other ops: 0). */
 HK_INTERNAL hk_status hk_cdna_supports(const hk_context *ctx, hk_op op, int schedule, const void *args, char *why,
@@ -61,7 +71,10 @@ HK_INTERNAL hk_status hk_cdna_run(hk_context *ctx, hk_op op, int schedule, const
       "16-byte aligned operands", NULL)                                                                          \
     X(gemm_il, HK_OP_GEMM, HK_CDNA_GEMM_INTERLEAVED, "gemm.interleaved128",                                      \
       "4 waves, 128x128 macro tile, loads and MFMA interleaved, double-buffered LDS; " HK_CDNA_GEMM_COVERS       \
-      "; unaligned operands element by element", NULL)
+      "; unaligned operands element by element", NULL)                                                           \
+    X(attn, HK_OP_ATTN_FWD, 0, "attn_fwd",                                                                       \
+      "bf16/f16, head_dim <= 256 (192 with head_dim_v <= 128), causal, window, softcap, GQA, varlen, any strides; " \
+      "4 waves of 16-32 query rows, K and V^T through LDS, online base-2 softmax", NULL)
 
 /* One backend's supports()/run() of a table entry, as hk_variant wants them, running launches through exec. */
 #define HK_CDNA_VARIANT_BODIES(var, OP, SCHED, exec)                                                             \

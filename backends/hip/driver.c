@@ -178,7 +178,8 @@ static hk_status hip_open(int index, void **dev, char *arch, size_t arch_size, c
     if (st != HK_OK)
         return hk_fail(st, "hip: %s", why);
     if (index < 0 || index >= device_count)
-        return hk_fail(HK_ERR_NO_DEVICE, "hip: device %d requested; %d present", index, device_count);
+        return hk_fail(HK_ERR_NO_DEVICE, "hip: device_index %d, but the runtime sees %d device%s", index, device_count,
+                       device_count == 1 ? "" : "s");
     if ((st = check(lib.hipSetDevice(index), "hipSetDevice")) != HK_OK)
         return st;
     unsigned char *props = calloc(1, HK_HIP_PROPS_BYTES);

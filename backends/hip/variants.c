@@ -4,7 +4,7 @@
 static hk_status hip_exec(hk_context *ctx, const hk_cdna_launch *l, void *stream)
 {
     void *params[] = {(void *)&l->params};
-    return hk_gpu_launch(ctx, l->kernel, l->grid, l->block, 0, stream, params);
+    return hk_gpu_launch_indexed(ctx, l->kernels, l->kernel, false, l->grid, l->block, 0, stream, params);
 }
 
 #define HK_HIP_VARIANT(var, OP, SCHED, name, desc, ws)                                                         \

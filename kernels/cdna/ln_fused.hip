@@ -6,12 +6,13 @@
  * a row (and a whole idle row past `rows`) reads zeros and writes nothing without branches; with V > 1 the host
  * guarantees cols % V == 0 and 16-byte aligned rows. Statistics are fp32, reduced in a fixed order (wave
  * butterfly, then the row's waves in index order): run-to-run identical.
- * Dropout: Philox per element, index r * cols + c (common/philox.h); with p.mask the forward also stores the packed
- * keep bits (hk.h's dropout_mask) and the backward reads them instead of drawing Philox.
+ * Dropout: Philox per element, index r * cols + c (common/philox.h); with p.dropout_mask the forward also stores the
+ * packed keep bits (hk.h's dropout_mask) and the backward reads them instead of drawing Philox.
  * Backward: a fixed number of row slots (p.slots) each walk rows slot, slot + slots, ... accumulating dgamma/dbeta
- * in registers, written as partials and summed in slot order by hk_ln_bwd_reduce: deterministic, no atomics. */
+ * in registers, written as partials and summed in slot order by hk_ln_bwd_reduce: deterministic, no atomics.
+ * rows and cols fit 32 bits (the plan checks), so the kernels index with their low words. */
 #include "tiles/common/tiles.hpp"
-#include "cdna/params.h"
+#include "common/ln_params.h"
 #include "common/philox.h"
 
 namespace {
@@ -75,7 +76,7 @@ template <int V> HK_DEV void apply_keep(float (&v)[V], uint32_t keep, float scal
         v[j] = keep >> j & 1 ? v[j] * scale : 0.0f;
 }
 
-/* Dropout of elements first .. first + V - 1 by Philox (kept: * keep_scale); returns their keep bits. */
+/* Dropout of elements first .. first + V - 1 by Philox (kept: * dropout_scale); returns their keep bits. */
 template <int V> HK_DEV uint32_t dropout(float (&v)[V], const hk_ln_params &p, uint64_t first)
 {
     uint64_t group = first >> 2;
@@ -90,9 +91,9 @@ template <int V> HK_DEV uint32_t dropout(float (&v)[V], const hk_ln_params &p, u
         }
         /* Selects, not w.w[i & 3]: a dynamically indexed array would live in memory. */
         const uint32_t word = (i & 2) ? ((i & 1) ? w.w[3] : w.w[2]) : ((i & 1) ? w.w[1] : w.w[0]);
-        keep |= (uint32_t)(word >= p.threshold) << j;
+        keep |= (uint32_t)(word >= p.dropout_threshold) << j;
     }
-    apply_keep(v, keep, p.keep_scale);
+    apply_keep(v, keep, p.dropout_scale);
     return keep;
 }
 
@@ -100,7 +101,7 @@ template <int V> HK_DEV uint32_t dropout(float (&v)[V], const hk_ln_params &p, u
 HK_DEV buf<uint32_t> mask_row(const hk_ln_params &p, int64_t r, bool valid)
 {
     const uint32_t words = ((uint32_t)p.cols + 31) / 32;
-    return make_buf(p.mask + (valid ? r * words : 0), valid ? words : 0);
+    return make_buf(p.dropout_mask + (valid ? r * words : 0), valid ? words : 0);
 }
 /* Store the keep bits of this thread's V elements at column c. A wave holds 64 V consecutive columns starting at a
  * multiple of 64 V, so each mask word's columns sit in an aligned group of 32 / V lanes: pack_lane_bits assembles
@@ -131,8 +132,9 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
     using S = ln_shape<T, V, WPR, NV>;
     HK_LDS(float, scratch, 16);
     const int r = S::slot();
-    const bool valid = r < p.rows;
-    const uint32_t n = valid ? (uint32_t)p.cols : 0; /* an idle row's views are empty */
+    const int32_t cols = (int32_t)p.cols;
+    const bool valid = r < (int32_t)p.rows;
+    const uint32_t n = valid ? (uint32_t)cols : 0; /* an idle row's views are empty */
     const buf<T> x = make_buf(static_cast<const T *>(p.x) + (valid ? r * p.x_stride : 0), n);
 
     float z[NV][V];
@@ -141,9 +143,9 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
     for (int k = 0; k < NV; ++k) {
         load_f(z[k], x, S::col(k));
         uint32_t keep = (1u << V) - 1; /* p == 0: all kept */
-        if (p.threshold)
-            keep = dropout(z[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
-        if (p.mask) /* the zero tail is not kept (a vector is all in range or all out) */
+        if (p.dropout_threshold)
+            keep = dropout(z[k], p, (uint64_t)r * (uint64_t)cols + S::col(k));
+        if (p.dropout_mask) /* the zero tail is not kept (a vector is all in range or all out) */
             store_keep<V>(mask_row(p, r, valid), S::col(k), S::col(k) < n ? keep : 0);
         if (p.residual) {
             float res[V];
@@ -158,7 +160,7 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
         for (int j = 0; j < V; ++j)
             sum += z[k][j];
     }
-    const float inv_n = 1.0f / (float)p.cols;
+    const float inv_n = 1.0f / (float)cols;
     const float mean = p.rms ? 0.0f : row_sum<WPR>(sum, scratch) * inv_n;
     float sq = 0.0f;
     HK_UNROLL
@@ -175,12 +177,12 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
     for (int k = 0; k < NV; ++k) {
         float g[V], b[V];
         load_param<V, T>(g, p, p.gamma, S::col(k));
-        if (p.has_beta)
+        if (p.beta)
             load_param<V, T>(b, p, p.beta, S::col(k));
         HK_UNROLL
         for (int j = 0; j < V; ++j) {
             z[k][j] = (z[k][j] - mean) * rstd * g[j];
-            if (p.has_beta)
+            if (p.beta)
                 z[k][j] += b[j];
         }
         store_f(y, S::col(k), z[k]);
@@ -193,8 +195,7 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
     }
 }
 
-/* Backward; field reuse per params.h: x = dy, residual = z, beta = dz_extra (extra_stride), y = dx,
- * residual_out = dresidual. Given: p.mask holds the keep mask (the hk_ln_bwd_mask_* kernels), read instead of
+/* Backward. Given: p.dropout_mask holds the keep mask (the hk_ln_bwd_mask_* kernels), read instead of
  * drawing Philox; a kernel of its own because the loop's SGPRs have no room for both. */
 template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln_bwd(const hk_ln_params &p)
 {
@@ -202,13 +203,14 @@ template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln
     HK_LDS(float, scratch, 16);
     const int slot = S::slot();
     float dg[NV][V] = {}, db[NV][V] = {};
-    const float inv_n = 1.0f / (float)p.cols;
+    const int32_t rows = (int32_t)p.rows, cols = (int32_t)p.cols;
+    const float inv_n = 1.0f / (float)cols;
 
     /* Every slot of the block runs the same number of iterations: the row reductions hold barriers. */
-    for (int64_t base = 0; base < p.rows; base += p.slots) {
+    for (int64_t base = 0; base < rows; base += p.slots) {
         const int64_t r = base + slot;
-        const bool valid = slot < p.slots && r < p.rows;
-        const uint32_t n = valid ? (uint32_t)p.cols : 0;
+        const bool valid = slot < p.slots && r < rows;
+        const uint32_t n = valid ? (uint32_t)cols : 0;
         const float mean = valid && !p.rms ? p.mean[r] : 0.0f, rstd = valid ? p.rstd[r] : 0.0f;
         uint32_t keep[NV]; /* the mask first, so that its view is not live beside the row's others (SGPRs) */
         if constexpr (Given) {
@@ -217,8 +219,8 @@ template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln
             for (int k = 0; k < NV; ++k)
                 keep[k] = load_keep<V>(m, S::col(k));
         }
-        const buf<T> dyb = make_buf(static_cast<const T *>(p.x) + (valid ? r * p.x_stride : 0), n);
-        const buf<T> zb = make_buf(static_cast<const T *>(p.residual) + (valid ? r * p.residual_stride : 0), n);
+        const buf<T> dyb = make_buf(static_cast<const T *>(p.dy) + (valid ? r * p.dy_stride : 0), n);
+        const buf<T> zb = make_buf(static_cast<const T *>(p.z) + (valid ? r * p.z_stride : 0), n);
         float xhat[NV][V], g[NV][V];
         float sg = 0.0f, sgx = 0.0f;
         HK_UNROLL
@@ -239,31 +241,32 @@ template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln
         }
         const float mg = p.rms ? 0.0f : row_sum<WPR>(sg, scratch) * inv_n;
         const float mgx = row_sum<WPR>(sgx, scratch) * inv_n;
-        const buf<T> dx = make_buf(static_cast<T *>(p.y) + (valid ? r * p.y_stride : 0), n);
+        const buf<T> dx = make_buf(static_cast<T *>(p.dx) + (valid ? r * p.dx_stride : 0), n);
         HK_UNROLL
         for (int k = 0; k < NV; ++k) {
             HK_UNROLL
             for (int j = 0; j < V; ++j)
                 g[k][j] = rstd * (g[k][j] - mg - xhat[k][j] * mgx);
-            if (p.beta) {
+            if (p.dz_extra) {
                 float extra[V];
-                load_f(extra, make_buf(static_cast<const T *>(p.beta) + (valid ? r * p.extra_stride : 0), n), S::col(k));
+                load_f(extra, make_buf(static_cast<const T *>(p.dz_extra) + (valid ? r * p.dz_extra_stride : 0), n), S::col(k));
                 HK_UNROLL
                 for (int j = 0; j < V; ++j)
                     g[k][j] += extra[j];
             }
-            if (p.residual_out)
-                store_f(make_buf(static_cast<T *>(p.residual_out) + (valid ? r * p.residual_out_stride : 0), n), S::col(k), g[k]);
+            if (p.dresidual)
+                store_f(make_buf(static_cast<T *>(p.dresidual) + (valid ? r * p.dresidual_stride : 0), n), S::col(k), g[k]);
             if constexpr (Given)
-                apply_keep(g[k], keep[k], p.keep_scale);
-            else if (p.threshold)
-                dropout(g[k], p, (uint64_t)r * (uint64_t)p.cols + S::col(k));
+                apply_keep(g[k], keep[k], p.dropout_scale);
+            else if (p.dropout_threshold)
+                dropout(g[k], p, (uint64_t)r * (uint64_t)cols + S::col(k));
             store_f(dx, S::col(k), g[k]);
         }
     }
     if (slot < p.slots) {
-        const buf<float> pg = make_buf(p.partial + (int64_t)slot * p.cols, (uint32_t)p.cols);
-        const buf<float> pb = make_buf(p.partial + ((int64_t)p.slots + slot) * p.cols, (uint32_t)p.cols);
+        const buf<float> pg = make_buf(p.dgamma_part + (int64_t)slot * cols, (uint32_t)cols);
+        /* dbeta_part follows dgamma_part (cdna_plan.c): one pointer fewer for the loop above, whose SGPRs are full */
+        const buf<float> pb = make_buf(p.dgamma_part + ((int64_t)p.slots + slot) * cols, (uint32_t)cols);
         HK_UNROLL
         for (int k = 0; k < NV; ++k)
             HK_UNROLL
@@ -282,13 +285,14 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd_mask(const hk_l
 
 HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, 256)
 {
+    const int32_t cols = (int32_t)p.cols, parts = (int32_t)p.parts;
     const int64_t c = (int64_t)block_x() * 256 + thread();
-    if (c >= p.cols)
+    if (c >= cols)
         return;
     float g = 0.0f, b = 0.0f;
-    for (int s = 0; s < p.slots; ++s) {
-        g += p.partial[(int64_t)s * p.cols + c];
-        b += p.partial[((int64_t)p.slots + s) * p.cols + c];
+    for (int s = 0; s < parts; ++s) {
+        g += p.dgamma_part[(int64_t)s * cols + c];
+        b += p.dbeta_part[(int64_t)s * cols + c];
     }
     if (p.dgamma)
         p.dgamma[c] = g;

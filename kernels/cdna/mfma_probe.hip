@@ -4,7 +4,7 @@
 #include "tiles/common/tiles.hpp"
 
 typedef struct hk_mfma_probe_params {
-    const void *a, *b; /* row-major M x K and K x N (bf16 or the arch's fp8) */
+    const void *a, *b; /* row-major M x K and K x N (bf16, f16 or the arch's fp8) */
     float *d;          /* row-major M x N */
 } hk_mfma_probe_params;
 
@@ -30,11 +30,15 @@ template <typename Atom, typename T, int M, int N, int K> HK_DEV void probe(cons
 
 HK_PROBE(hk_probe_bf16_16x16x16, mma_bf16_16x16x16, hk::bf16, 16, 16, 16)
 HK_PROBE(hk_probe_bf16_32x32x8, mma_bf16_32x32x8, hk::bf16, 32, 32, 8)
+HK_PROBE(hk_probe_f16_16x16x16, mma_f16_16x16x16, hk::f16, 16, 16, 16)
+HK_PROBE(hk_probe_f16_32x32x8, mma_f16_32x32x8, hk::f16, 32, 32, 8)
 /* Two atoms deep in K and two wide in N: exercises the tile loops of mma(). */
 HK_PROBE(hk_probe_bf16_default_32x32x64, mma_bf16, hk::bf16, 16, 32, 64)
 #if HK_GFX >= 950
 HK_PROBE(hk_probe_bf16_16x16x32, mma_bf16_16x16x32, hk::bf16, 16, 16, 32)
 HK_PROBE(hk_probe_bf16_32x32x16, mma_bf16_32x32x16, hk::bf16, 32, 32, 16)
+HK_PROBE(hk_probe_f16_16x16x32, mma_f16_16x16x32, hk::f16, 16, 16, 32)
+HK_PROBE(hk_probe_f16_32x32x16, mma_f16_32x32x16, hk::f16, 32, 32, 16)
 HK_PROBE(hk_probe_fp8_16x16x128, mma_fp8_16x16x128, hk::fp8, 16, 16, 128)
 HK_PROBE(hk_probe_fp8_32x32x64, mma_fp8_32x32x64, hk::fp8, 32, 32, 64)
 #else

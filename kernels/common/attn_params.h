@@ -20,6 +20,12 @@
 /* The row kernel (any strides and alignment): one warp per query row. */
 #define HK_ATTN_FWD_ROWS_WARPS 4
 
+/* CDNA geometry (kernels/cdna/attn_fwd.hip), per padded (D, DV): blocks of 4 waves (256 threads), each wave QW query
+ * rows, so a block covers 4 QW query rows. */
+#define HK_CDNA_ATTN_THREADS 256
+#define HK_CDNA_ATTN_QW(D) ((D) > 128 ? 16 : 32)
+#define HK_CDNA_ATTN_BM(D) (4 * HK_CDNA_ATTN_QW(D))
+
 /* Query row i (of its sequence) sees key j iff j < seqlen_k and, where bounded,
  *   i + diag - left <= j (has_left)   and   j <= i + diag + right (has_right),   diag = seqlen_k - seqlen_q
  * of that sequence. Causal is has_right with right = 0. */
@@ -40,5 +46,38 @@ typedef struct hk_attn_fwd_params {
     float score_scale, softcap, exp2_scale;
     int32_t m_blocks;  /* query tiles per (sequence, head) */
 } hk_attn_fwd_params;
+
+/* The backward (kernels/hopper/attn_bwd.cu). The tiled kernel's CTA owns BN keys of one (sequence, kv head): a
+ * producer warpgroup and two consumer warpgroups of 64 keys each, walking the query blocks of BM rows (of every
+ * query head of the group) that see them through a ring of STAGES (Q, dO) slots. Shared memory: K and V, the
+ * ring, two dS^T buffers, the rows' LSE and delta per consumer warpgroup, 1 KiB of alignment slack, barriers. */
+#define HK_ATTN_BWD_BM 64
+#define HK_ATTN_BWD_BN 128
+#define HK_ATTN_BWD_THREADS 384
+#define HK_ATTN_BWD_STAGES 2
+#define HK_ATTN_BWD_SMEM(D, DV)                                                                                    \
+    (1024 + 2 * (HK_ATTN_BWD_BN * ((D) + (DV)) + HK_ATTN_BWD_STAGES * HK_ATTN_BWD_BM * ((D) + (DV)) +              \
+                 2 * HK_ATTN_BWD_BN * HK_ATTN_BWD_BM) +                                                            \
+     4 * 2 * 2 * HK_ATTN_BWD_BM + 256)
+/* The row kernels (any view, any head_dim up to 256): one warp per query row (dQ) or key row (dK, dV). */
+#define HK_ATTN_BWD_ROWS_WARPS 4
+
+/* Backward parameters: the forward's (the same resolved masks and score constants; o is read) plus the gradients.
+ * Rows are indexed like the LSE: [batch, heads_q, seqlen_q], or [heads_q, total_q] when varlen. */
+typedef struct hk_attn_bwd_params {
+    hk_attn_fwd_params f;
+    const void *d_o;
+    void *dq, *dk, *dv;
+    int64_t do_stride[3], dq_stride[3], dk_stride[3], dv_stride[3];
+    float *delta;      /* per row: rowsum(dO * O) */
+    float *dq_acc;     /* fp32 dQ, acc_dim features per row (the tiled kernel's path; NULL on the row kernels') */
+    uint32_t *dq_sem;  /* deterministic: per (sequence, query head, query block, consumer warpgroup), the number of
+                        * key blocks whose dQ has been added (NULL: fp32 atomics instead) */
+    int64_t rows;      /* rows of the LSE (heads_q * total_q when varlen) */
+    int32_t acc_dim;
+    int32_t sems;
+    float ds_scale;    /* softmax_scale: d(scaled score) / d(Q K^T) */
+    int32_t n_blocks;  /* key blocks of the tiled kernel per (sequence, kv head) */
+} hk_attn_bwd_params;
 
 #endif

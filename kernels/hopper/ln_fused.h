@@ -1,9 +1,9 @@
-/* Kernel parameters of kernels/hopper/ln_fused.cu, shared by the host glue (C11, backends/cuda/ln_fused.c) and
- * the device code (nvcc), passed by value. Fixed-width fields only. */
+/* Launch configurations of kernels/hopper/ln_fused.cu, shared by the host glue (C11, backends/cuda/ln_fused.c) and
+ * the device code (nvcc); the parameters are common/ln_params.h. */
 #ifndef HK_HOPPER_LN_FUSED_H
 #define HK_HOPPER_LN_FUSED_H
 
-#include <stdint.h>
+#include "common/ln_params.h"
 
 /* Threads per block of the any-shape kernels and of the dgamma/dbeta reduction. */
 #define HK_LN_ANY_BLOCK 256
@@ -35,48 +35,5 @@
  * the kernel waits with cp.async.wait_group, so at most 4. */
 #define HK_LN_BWD_MAX_STAGES 4
 #define HK_LN_BWD_STAGE_BYTES(block, nv, loads) ((block) * ((loads) * (nv) * 16 + 8 + (nv) * 4))
-
-typedef struct hk_ln_fwd_params {
-    const void *x, *residual, *gamma, *beta; /* residual, beta may be NULL */
-    void *y, *residual_out;                  /* residual_out may be NULL */
-    float *mean, *rstd;                      /* may be NULL */
-    int64_t x_stride, residual_stride, y_stride, residual_out_stride;
-    int64_t rows, cols;
-    uint64_t seed, offset;
-    float epsilon;
-    float dropout_scale;        /* 1 / (1 - p) */
-    uint32_t dropout_threshold; /* hk_dropout_threshold(p) */
-    int32_t dropout;            /* p > 0 or a mask to write */
-    int32_t rms;                /* RMSNorm: no mean, no beta */
-    int32_t param_f32;          /* gamma/beta are fp32 (else the activation dtype) */
-    int32_t pad_;
-    uint32_t *dropout_mask;     /* may be NULL: the keep bits, mask_words per row (hk.h) */
-    int64_t mask_words;
-} hk_ln_fwd_params;
-
-typedef struct hk_ln_bwd_params {
-    const void *dy, *z, *dz_extra, *gamma; /* dz_extra may be NULL */
-    const float *mean, *rstd;              /* mean unused for RMSNorm */
-    void *dx, *dresidual;                  /* dresidual may be NULL */
-    float *dgamma_part, *dbeta_part;       /* [gridDim.x][cols] partial sums, NULL when not wanted */
-    int64_t dy_stride, z_stride, dz_extra_stride, dx_stride, dresidual_stride;
-    int64_t rows, cols;
-    uint64_t seed, offset;
-    float dropout_scale;
-    uint32_t dropout_threshold;
-    int32_t dropout; /* p > 0 or a mask to apply */
-    int32_t rms;
-    int32_t param_f32;
-    int32_t stages; /* staged form: rows staged per segment, 1 .. HK_LN_BWD_MAX_STAGES (dynamic shared memory) */
-    const uint32_t *dropout_mask; /* may be NULL: keep bits to apply instead of Philox (dropout is then set) */
-    int64_t mask_words;
-} hk_ln_bwd_params;
-
-/* Sums the partials in index order: dgamma[c] = sum_b dgamma_part[b][c] (dbeta likewise). */
-typedef struct hk_ln_reduce_params {
-    const float *dgamma_part, *dbeta_part;
-    float *dgamma, *dbeta;
-    int64_t parts, cols;
-} hk_ln_reduce_params;
 
 #endif

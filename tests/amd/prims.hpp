@@ -1,6 +1,7 @@
 /* Emulator test kernels for the AMD primitives (tests/amd/test_prims.c), built as host C++ once per emulated
  * arch by prims_gfx942.cpp / prims_gfx950.cpp, together with kernels/cdna/mfma_probe.hip. */
 #include "tiles/common/tiles.hpp"
+#include "tiles/cdna3/gemm_tiles.hpp"
 #include "cdna/mfma_probe.hip"
 #include "prims.h"
 
@@ -86,6 +87,52 @@ HK_KERNEL(t_math, hk_prim_params, 64)
     p.fout[l] = exp2_fast(p.fin[l]);
     p.fout[64 + l] = rcp_fast(p.fin[l]);
     p.fout[128 + l] = rsqrt_fast(p.fin[l]);
+    p.fout[192 + l] = log2_fast(p.fin[l]);
+    p.fout[256 + l] = tanh_fast(p.fin[l]);
+}
+
+/* Column reductions of a 32 x 32 accumulator tile of 16 x 16 fragments read from p.fin (row-major): per column
+ * fragment j, out[64 j + l] = col_max / [128 + ...] col_sum; then the tile scaled by its column maxima (mul_cols)
+ * and stored back to p.fout. */
+HK_KERNEL(t_col_reduce, hk_prim_params, 64)
+{
+    const int l = lane();
+    rt<float, 32, 32, layout_c<16, 16>> t;
+    load(t, gl<float>{const_cast<float *>(p.fin), 32, 32, 32}, 0, 0);
+    float mx[2], sum[2];
+    col_max(mx, t);
+    col_sum(sum, t);
+    for (int j = 0; j < 2; ++j) {
+        p.fout[1024 + 64 * j + l] = mx[j];
+        p.fout[1024 + 128 + 64 * j + l] = sum[j];
+    }
+    mul_cols(t, mx);
+    store(gl<float>{p.fout, 32, 32, 32}, t, 0, 0);
+}
+
+/* Attention's V^T staging: p.in is a bf16 [p.n >> 8 keys][p.n & 255 features] matrix (row stride 72), staged as the
+ * K-strided operand of a 64-feature x BK-key LDS tile (the arch's 64- or 128-byte rows) with 4-key quads interleaved
+ * (k_quads_interleaved), then read back as A fragments (16 x 32, 8 items a lane, one 16-byte read each):
+ * out[((BK / 32 * i + c) * 64 + l) * 8 + e] is item e of lane l in fragment (i, c). */
+HK_KERNEL(t_stage_vt, hk_prim_params, 256)
+{
+    constexpr int BK = HK_GFX >= 950 ? 64 : 32;
+    HK_LDS(bf16, lds, 64 * BK);
+    const int keys = p.n >> 8, feats = p.n & 255;
+    stage<bf16, 64, BK, false, true, 256, k_quads_interleaved> sv{{static_cast<const bf16 *>(p.in), feats, keys, 72}, {}};
+    sv.load(0);
+    const lds_tile<bf16, 64, BK> tile{lds};
+    sv.store(tile);
+    raw::lds_barrier();
+    if (warp() != 0)
+        return;
+    rt<bf16, 64, BK, layout_a<16, 8>> f;
+    load(f, tile, 0, 0);
+    const int l = lane();
+    for (int i = 0; i < 4; ++i)
+        for (int c = 0; c < BK / 32; ++c)
+            for (int e = 0; e < 8; ++e)
+                p.out[((BK / 32 * i + c) * 64 + l) * 8 + e] = f.d[i][c][e].bits;
 }
 
 /* Lanes of one wave reaching different collectives: the emulator must refuse. (Lanes reaching the same

@@ -2,7 +2,8 @@
  * both archs built, every kernel present, no scratch, no spills, LDS within the arch (64 KiB gfx942,
  * 160 KiB gfx950), and the MFMA atoms compiled to the intended opcodes (gfx950 fp8 with zero scales must be the
  * unscaled v_mfma_*_f8f6f4). GEMM: the main loop issues exactly the MFMAs of one K step of the wave's tile (none
- * outside it), registers fit the waves a block needs per SIMD, LDS is the double-buffered tiles.
+ * outside it), registers fit the waves a block needs per SIMD, LDS is the double-buffered tiles. Attention: the MFMAs
+ * of one KV block per wave in the main loop, the designed LDS and waves per SIMD.
  * argv: the report files. */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -125,6 +126,10 @@ static void test_mfma_opcodes(void **state)
     load(state);
     expect_op("gfx942", "hk_probe_bf16_16x16x16", "v_mfma_f32_16x16x16_bf16");
     expect_op("gfx942", "hk_probe_bf16_32x32x8", "v_mfma_f32_32x32x8_bf16");
+    expect_op("gfx942", "hk_probe_f16_16x16x16", "v_mfma_f32_16x16x16_f16");
+    expect_op("gfx942", "hk_probe_f16_32x32x8", "v_mfma_f32_32x32x8_f16");
+    expect_op("gfx950", "hk_probe_f16_16x16x32", "v_mfma_f32_16x16x32_f16");
+    expect_op("gfx950", "hk_probe_f16_32x32x16", "v_mfma_f32_32x32x16_f16");
     expect_op("gfx942", "hk_probe_bf16_default_32x32x64", "v_mfma_f32_16x16x16_bf16");
     expect_op("gfx942", "hk_probe_fp8_16x16x32", "v_mfma_f32_16x16x32_fp8_fp8");
     expect_op("gfx942", "hk_probe_fp8_32x32x16", "v_mfma_f32_32x32x16_fp8_fp8");
@@ -148,7 +153,7 @@ static void test_mfma_opcodes(void **state)
     /* The memory-bound kernels use no MFMA. */
     for (int i = 0; i < nrows; ++i)
         if (strncmp(rows[i].kernel, "hk_probe_", 9) != 0 && strncmp(rows[i].kernel, "hk_gemm_", 8) != 0 &&
-            rows[i].mfma != 0)
+            strncmp(rows[i].kernel, "hk_attn_", 8) != 0 && rows[i].mfma != 0)
             fail_msg("%s %s: unexpected MFMA", rows[i].arch, rows[i].kernel);
 }
 
@@ -198,6 +203,57 @@ static void test_gemm_main_loop(void **state)
                 }
 }
 
+/* Attention forward kernels (kernels/cdna/attn_fwd.hip): hk_attn_fwd_<bf16|f16>_d<D>_<DV>[_u]. A block is 4 waves of
+ * QW query rows (32 up to D = 128, else 16) over KV blocks of 64 keys; per KV block a wave issues the MFMAs of
+ * S^T (64 x QW x D) and O^T (DV x QW x 64), 16 x 16 x 16 instructions on gfx942 and 16 x 16 x 32 on gfx950, all inside
+ * the main loop. LDS: two stages of K (64 x D) and V^T (DV x 64) where the arch's LDS holds them, else one. Waves per
+ * SIMD as designed: what the LDS allows, up to 2, for the aligned kernels (the unaligned ones, element by element,
+ * may take more registers). */
+static void test_attn_main_loop(void **state)
+{
+    load(state);
+    static const char *const archs[] = {"gfx942", "gfx950"}, *const types[] = {"bf16", "f16"};
+    static const int dims[4][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+    int checked = 0;
+    for (int a = 0; a < 2; ++a) {
+        bool built = false;
+        for (int i = 0; i < nrows; ++i)
+            built = built || strcmp(rows[i].arch, archs[a]) == 0;
+        if (!built)
+            continue;
+        const long lds_max = a ? 160 * 1024 : 64 * 1024, inst_k = a ? 32 : 16;
+        for (int t = 0; t < 2; ++t)
+            for (int d = 0; d < 4; ++d)
+                for (int u = 0; u < 2; ++u) {
+                    char name[96], op[64];
+                    snprintf(name, sizeof name, "hk_attn_fwd_%s_d%d_%d%s", types[t], dims[d][0], dims[d][1], u ? "_u" : "");
+                    const row *r = find(archs[a], name);
+                    if (!r)
+                        fail_msg("%s: %s missing", archs[a], name);
+                    const long D = dims[d][0], DV = dims[d][1], qw = D > 128 ? 16 : 32, bn = 64;
+                    const long want = (bn * qw * D + DV * qw * bn) / (16 * 16 * inst_k);
+                    const long stage = bn * (D + DV) * 2, lds = 2 * stage <= lds_max ? 2 * stage : stage;
+                    const long regs = (r->vgpr + 3) / 4 * 4 + r->agpr, by_lds = lds_max / lds;
+                    const long waves = u ? 1 : by_lds < 2 ? by_lds : 2;
+                    snprintf(op, sizeof op, "v_mfma_f32_16x16x%ld_%s", inst_k, types[t]);
+                    if (r->loop_mfma != want || r->mfma != want)
+                        fail_msg("%s %s: %ld MFMAs in the main loop, %ld in all; one KV block of a wave is %ld", archs[a],
+                                 name, r->loop_mfma, r->mfma, want);
+                    if (strcmp(r->ops, op) != 0)
+                        fail_msg("%s %s: MFMA opcodes %s, expected %s", archs[a], name, r->ops, op);
+                    if (r->lds != lds)
+                        fail_msg("%s %s: LDS %ld bytes, expected %ld", archs[a], name, r->lds, lds);
+                    if (regs > 512 || r->threads != 256 || r->occupancy < waves)
+                        fail_msg("%s %s: %ld VGPR + AGPR, %ld threads, %ld waves per SIMD (designed: %ld)", archs[a], name,
+                                 regs, r->threads, r->occupancy, waves);
+                    print_message("%s %-28s MFMA/KV block %3ld, VGPR %3ld + AGPR %3ld, LDS %6ld, waves/SIMD %ld\n",
+                                  archs[a], name, r->loop_mfma, r->vgpr, r->agpr, r->lds, r->occupancy);
+                    ++checked;
+                }
+    }
+    assert_true(checked > 0);
+}
+
 int main(int argc, char **argv)
 {
     reports = argv + 1;
@@ -207,6 +263,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernels_present),
         cmocka_unit_test(test_mfma_opcodes),
         cmocka_unit_test(test_gemm_main_loop),
+        cmocka_unit_test(test_attn_main_loop),
     };
     const int n = (int)(sizeof tests / sizeof tests[0]);
     int failed = cmocka_run_group_tests_name("amd-isa", tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /* The emulated AMD primitives against the semantics of docs/amd/: DPP, ds_swizzle, bpermute (with exited lanes),
  * readlane, ballot and lane-bit packing, wave/block reductions, range-checked buffer loads/stores, exp2/rcp/rsq,
  * v_perm_b32, explicit LDS accesses and the emulator's checks on them (races, bank conflicts, bounds), the raw
- * MFMA operand table and every MFMA atom of both archs through the tile interface (kernels/cdna/mfma_probe.hip).
+ * MFMA operand table and every MFMA atom of both archs through the tile interface (kernels/cdna/mfma_probe.hip),
+ * log2/tanh, column reductions of accumulator tiles and attention's V^T staging.
  * The expected values are computed here from the document's formulas, a third encoding next to tiles/emu/raw.hpp
  * and tiles/cdna3/amd.hpp. */
 #include "prims.h"
@@ -200,7 +201,7 @@ static void test_transcendentals(void **state)
     const int gfx = gfx_of(state);
     const float x[] = {0.0f, 1.0f, -1.0f, 0.5f, 3.7f, -126.5f, -149.0f, 1e-39f, 128.0f, 4.0f, 0.1f, -0.0f, 1e30f};
     const int n = (int)(sizeof x / sizeof x[0]);
-    float out[192];
+    float out[320];
     hk_prim_params p = {.fin = x, .fout = out, .n = n};
     run_ok(gfx, "t_math", &p, 64);
     for (int i = 0; i < n; ++i) {
@@ -215,7 +216,18 @@ static void test_transcendentals(void **state)
         assert_true(ulps(out[64 + i], r) <= 1 || (isinf(r) && out[64 + i] == r));
         if (xf >= 0.0f)
             assert_true(ulps(out[128 + i], q) <= 1 || (isinf(q) && out[128 + i] == q));
+        /* log2: within 1 ulp for normal positive inputs, -inf at (flushed) zero, NaN below. tanh: from exp2 and rcp,
+         * an absolute error of at most 1e-6 and the exact limits +-1. */
+        const float lg = (float)log2((double)xf);
+        if (xf > 0.0f)
+            assert_true(ulps(out[192 + i], lg) <= 1 || (isinf(lg) && out[192 + i] == lg));
+        else if (xf == 0.0f)
+            assert_true(isinf(out[192 + i]) && out[192 + i] < 0);
+        else
+            assert_true(isnan(out[192 + i]));
+        assert_true(fabs(out[256 + i] - tanh((double)x[i])) <= 1e-6);
     }
+    assert_true(out[256 + 8] == 1.0f && out[256 + 5] == -1.0f); /* tanh(128), tanh(-126.5) */
     assert_true(out[6] == 0.0f);         /* exp2(-149) is a denormal: flushed */
     assert_true(isinf(out[64 + 7]));     /* rcp(denormal) = inf */
 }
@@ -273,11 +285,79 @@ static void test_perm(void **state)
     }
 }
 
+/* col_max / col_sum over a 32 x 32 tile of 16 x 16 accumulator fragments (every lane holding a column gets its
+ * reduction), and mul_cols scaling each column by its maximum. */
+static void test_col_reduce(void **state)
+{
+    const int gfx = gfx_of(state);
+    static float in[1024], out[1024 + 256];
+    for (int i = 0; i < 1024; ++i)
+        in[i] = (float)((i * 29) % 61 - 30) * 0.5f; /* exact sums */
+    hk_prim_params p = {.fin = in, .fout = out};
+    run_ok(gfx, "t_col_reduce", &p, 64);
+    for (int j = 0; j < 2; ++j)
+        for (int l = 0; l < 64; ++l) {
+            const int c = 16 * j + l % 16;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int r = 0; r < 32; ++r) {
+                mx = fmaxf(mx, in[r * 32 + c]);
+                sum += in[r * 32 + c];
+            }
+            assert_true(out[1024 + 64 * j + l] == mx);
+            assert_true(out[1024 + 128 + 64 * j + l] == sum);
+        }
+    for (int r = 0; r < 32; ++r)
+        for (int c = 0; c < 32; ++c) {
+            float mx = -INFINITY;
+            for (int i = 0; i < 32; ++i)
+                mx = fmaxf(mx, in[i * 32 + c]);
+            assert_true(out[r * 32 + c] == in[r * 32 + c] * mx);
+        }
+}
+
+/* V^T through a K-strided stage with interleaved quads: fragment item e of lane l (row 16 i + l % 16, key chunk c)
+ * holds key 32 c + 16 (e / 4) + 4 (l / 16) + e % 4, the keys of lane group l / 16 in two 16-key accumulator
+ * fragments; keys and features past the ragged edges read zero. The emulator also checks the fragment reads for
+ * bank conflicts. */
+static void test_stage_vt(void **state)
+{
+    const int gfx = gfx_of(state), chunks = gfx >= 950 ? 2 : 1, keys = gfx >= 950 ? 45 : 27;
+    enum { FEATS = 40, LD = 72 };
+    static _Alignas(16) uint16_t v[64 * LD];
+    static int out[4 * 2 * 64 * 8];
+    for (int i = 0; i < 64 * LD; ++i)
+        v[i] = (uint16_t)(0x3F80 + i % 977); /* distinct bf16 bit patterns */
+    hk_prim_params p = {.out = out, .in = v, .n = keys << 8 | FEATS};
+    run_ok(gfx, "t_stage_vt", &p, 256);
+    for (int i = 0; i < 4; ++i)
+        for (int c = 0; c < chunks; ++c)
+            for (int l = 0; l < 64; ++l)
+                for (int e = 0; e < 8; ++e) {
+                    const int key = 32 * c + 16 * (e / 4) + 4 * (l / 16) + e % 4, f = 16 * i + l % 16;
+                    const int want = key < keys && f < FEATS ? v[key * LD + f] : 0;
+                    const int got = out[((chunks * i + c) * 64 + l) * 8 + e];
+                    if (got != want)
+                        fail_msg("gfx%d: fragment (%d, %d) lane %d item %d: %#x, expected %#x (key %d, feature %d)", gfx,
+                                 i, c, l, e, got, want, key, f);
+                }
+}
+
 static uint16_t bf16_of(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
     return (uint16_t)(u >> 16); /* small integers: exact */
+}
+
+/* IEEE half of a small integer or half-integer (|f| < 2048), exact. */
+static uint16_t f16_of(float f)
+{
+    if (f == 0.0f)
+        return 0;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    const uint32_t sign = u >> 31, e = (u >> 23 & 0xFF) - 127 + 15, m = (u & 0x7FFFFF) >> 13;
+    return (uint16_t)(sign << 15 | e << 10 | m);
 }
 
 static void test_mfma_raw_table(void **state)
@@ -328,18 +408,23 @@ static uint8_t fp8_encode(int gfx, double v)
 typedef struct probe_case {
     const char *kernel;
     int m, n, k, fp8, gfx; /* gfx 0: both */
+    int f16;               /* 16-bit operands are IEEE half (else bf16) */
 } probe_case;
 
 static const probe_case probes[] = {
-    {"hk_probe_bf16_16x16x16", 16, 16, 16, 0, 0},
-    {"hk_probe_bf16_32x32x8", 32, 32, 8, 0, 0},
-    {"hk_probe_bf16_default_32x32x64", 16, 32, 64, 0, 0},
-    {"hk_probe_fp8_16x16x32", 16, 16, 32, 1, 942},
-    {"hk_probe_fp8_32x32x16", 32, 32, 16, 1, 942},
-    {"hk_probe_bf16_16x16x32", 16, 16, 32, 0, 950},
-    {"hk_probe_bf16_32x32x16", 32, 32, 16, 0, 950},
-    {"hk_probe_fp8_16x16x128", 16, 16, 128, 1, 950},
-    {"hk_probe_fp8_32x32x64", 32, 32, 64, 1, 950},
+    {"hk_probe_bf16_16x16x16", 16, 16, 16, 0, 0, 0},
+    {"hk_probe_bf16_32x32x8", 32, 32, 8, 0, 0, 0},
+    {"hk_probe_bf16_default_32x32x64", 16, 32, 64, 0, 0, 0},
+    {"hk_probe_fp8_16x16x32", 16, 16, 32, 1, 942, 0},
+    {"hk_probe_fp8_32x32x16", 32, 32, 16, 1, 942, 0},
+    {"hk_probe_bf16_16x16x32", 16, 16, 32, 0, 950, 0},
+    {"hk_probe_bf16_32x32x16", 32, 32, 16, 0, 950, 0},
+    {"hk_probe_fp8_16x16x128", 16, 16, 128, 1, 950, 0},
+    {"hk_probe_fp8_32x32x64", 32, 32, 64, 1, 950, 0},
+    {"hk_probe_f16_16x16x16", 16, 16, 16, 0, 0, 1},
+    {"hk_probe_f16_32x32x8", 32, 32, 8, 0, 0, 1},
+    {"hk_probe_f16_16x16x32", 16, 16, 32, 0, 950, 1},
+    {"hk_probe_f16_32x32x16", 32, 32, 16, 0, 950, 1},
 };
 
 typedef struct {
@@ -360,13 +445,13 @@ static void test_mfma_atoms(void **state)
             continue;
         for (int i = 0; i < pc->m * pc->k; ++i) {
             a[i] = (float)((i * 7 + 3) % 9 - 4) * (pc->fp8 ? 0.5f : 1.0f);
-            a16[i] = bf16_of(a[i]);
+            a16[i] = pc->f16 ? f16_of(a[i]) : bf16_of(a[i]);
             if (pc->fp8)
                 a8[i] = fp8_encode(gfx, a[i]);
         }
         for (int i = 0; i < pc->k * pc->n; ++i) {
             b[i] = (float)((i * 5 + 1) % 7 - 3);
-            b16[i] = bf16_of(b[i]);
+            b16[i] = pc->f16 ? f16_of(b[i]) : bf16_of(b[i]);
             if (pc->fp8)
                 b8[i] = fp8_encode(gfx, b[i]);
         }
@@ -387,7 +472,7 @@ static void test_mfma_atoms(void **state)
             }
         ++tested;
     }
-    assert_int_equal(tested, gfx == 950 ? 7 : 5);
+    assert_int_equal(tested, gfx == 950 ? 11 : 7);
 }
 
 static int gfx942 = 942, gfx950 = 950;
@@ -399,7 +484,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(test_cross_lane),     BOTH(test_bpermute_exec),   BOTH(test_reductions),   BOTH(test_buffer_range),
         BOTH(test_transcendentals), BOTH(test_divergence_refused), BOTH(test_mfma_raw_table), BOTH(test_mfma_atoms),
-        BOTH(test_lds_checks),     BOTH(test_perm),            BOTH(test_ballot_pack),
+        BOTH(test_lds_checks),     BOTH(test_perm),            BOTH(test_ballot_pack),   BOTH(test_col_reduce),
+        BOTH(test_stage_vt),
     };
     const int n = (int)(sizeof tests / sizeof tests[0]);
     int failed = cmocka_run_group_tests_name("amd-primitives", tests, NULL, NULL);

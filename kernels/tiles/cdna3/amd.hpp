@@ -32,6 +32,10 @@ template <> HK_DEV f16 from_float<f16>(float x) { return {raw::f32_to_f16(x)}; }
 HK_DEV float exp2_fast(float x) { return raw::exp2(x); }
 HK_DEV float rcp_fast(float x) { return raw::rcp(x); }
 HK_DEV float rsqrt_fast(float x) { return raw::rsq(x); }
+HK_DEV float log2_fast(float x) { return raw::log2(x); }
+/* tanh(x) = 1 - 2 / (e^2x + 1) on the hardware exp2 and rcp: exact limits (+-1 once e^2x overflows or flushes),
+ * an absolute error of a few 1e-7 near 0 (where the subtraction cancels), which is what softcap needs. */
+HK_DEV float tanh_fast(float x) { return 1.0f - 2.0f * raw::rcp(raw::exp2(x * 2.8853900817779268f) + 1.0f); }
 
 /* ---------------------------------------------------------------- wave reductions
  * Butterfly in DPP/swizzle steps: xor 1, xor 2 (quad_perm), xor 4 (row_half_mirror), xor 8 (row_mirror), xor 16
@@ -146,68 +150,34 @@ template <int M, int N> struct layout_c {
     HK_DEV static int col(int l, int) { return l % N; }
 };
 
-/* MMA atoms: one MFMA instruction each, with the layouts of its operands (tiles.hpp mma()). */
-struct mma_bf16_16x16x16 {
-    using A = layout_a<16, 4>;
-    using B = layout_b<16, 4>;
-    using C = layout_c<16, 16>;
-    HK_DEV static void mma(float (&c)[4], const bf16 (&a)[4], const bf16 (&b)[4])
+/* MMA atoms: one MFMA instruction each, with the layouts of its operands (tiles.hpp mma()). The 16-bit forms
+ * (bf16, f16) share one shape: atom16<T, M, KL, fn> calls raw fn on the bits of T. */
+template <typename T, int M, int KL, void (*Fn)(float (&)[M * M / 64], const uint16_t (&)[KL], const uint16_t (&)[KL])>
+struct atom16 {
+    using A = layout_a<M, KL>;
+    using B = layout_b<M, KL>;
+    using C = layout_c<M, M>;
+    HK_DEV static void mma(float (&c)[M * M / 64], const T (&a)[KL], const T (&b)[KL])
     {
-        raw::mfma_16x16x16_bf16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
+        Fn(c, reinterpret_cast<const uint16_t(&)[KL]>(a), reinterpret_cast<const uint16_t(&)[KL]>(b));
     }
 };
+using mma_bf16_16x16x16 = atom16<bf16, 16, 4, raw::mfma_16x16x16_bf16>;
+using mma_bf16_32x32x8 = atom16<bf16, 32, 4, raw::mfma_32x32x8_bf16>;
+using mma_f16_16x16x16 = atom16<f16, 16, 4, raw::mfma_16x16x16_f16>;
+using mma_f16_32x32x8 = atom16<f16, 32, 4, raw::mfma_32x32x8_f16>;
+/* fp32: one item of A and B per lane (fp32 products, not the xf32 form) */
 struct mma_f32_16x16x4 {
     using A = layout_a<16, 1>;
     using B = layout_b<16, 1>;
     using C = layout_c<16, 16>;
     HK_DEV static void mma(float (&c)[4], const float (&a)[1], const float (&b)[1]) { raw::mfma_16x16x4_f32(c, a, b); }
 };
-struct mma_f16_16x16x16 {
-    using A = layout_a<16, 4>;
-    using B = layout_b<16, 4>;
-    using C = layout_c<16, 16>;
-    HK_DEV static void mma(float (&c)[4], const f16 (&a)[4], const f16 (&b)[4])
-    {
-        raw::mfma_16x16x16_f16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
-    }
-};
-struct mma_bf16_32x32x8 {
-    using A = layout_a<32, 4>;
-    using B = layout_b<32, 4>;
-    using C = layout_c<32, 32>;
-    HK_DEV static void mma(float (&c)[16], const bf16 (&a)[4], const bf16 (&b)[4])
-    {
-        raw::mfma_32x32x8_bf16(c, reinterpret_cast<const uint16_t(&)[4]>(a), reinterpret_cast<const uint16_t(&)[4]>(b));
-    }
-};
 #if HK_GFX >= 950
-struct mma_bf16_16x16x32 {
-    using A = layout_a<16, 8>;
-    using B = layout_b<16, 8>;
-    using C = layout_c<16, 16>;
-    HK_DEV static void mma(float (&c)[4], const bf16 (&a)[8], const bf16 (&b)[8])
-    {
-        raw::mfma_16x16x32_bf16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
-    }
-};
-struct mma_f16_16x16x32 {
-    using A = layout_a<16, 8>;
-    using B = layout_b<16, 8>;
-    using C = layout_c<16, 16>;
-    HK_DEV static void mma(float (&c)[4], const f16 (&a)[8], const f16 (&b)[8])
-    {
-        raw::mfma_16x16x32_f16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
-    }
-};
-struct mma_bf16_32x32x16 {
-    using A = layout_a<32, 8>;
-    using B = layout_b<32, 8>;
-    using C = layout_c<32, 32>;
-    HK_DEV static void mma(float (&c)[16], const bf16 (&a)[8], const bf16 (&b)[8])
-    {
-        raw::mfma_32x32x16_bf16(c, reinterpret_cast<const uint16_t(&)[8]>(a), reinterpret_cast<const uint16_t(&)[8]>(b));
-    }
-};
+using mma_bf16_16x16x32 = atom16<bf16, 16, 8, raw::mfma_16x16x32_bf16>;
+using mma_bf16_32x32x16 = atom16<bf16, 32, 8, raw::mfma_32x32x16_bf16>;
+using mma_f16_16x16x32 = atom16<f16, 16, 8, raw::mfma_16x16x32_f16>;
+using mma_f16_32x32x16 = atom16<f16, 32, 8, raw::mfma_32x32x16_f16>;
 struct mma_fp8_16x16x128 {
     using A = layout_a_f8f6f4<16>;
     using B = layout_b_f8f6f4<16>;
@@ -229,6 +199,8 @@ struct mma_fp8_32x32x64 {
 /* The densest forms are the defaults. */
 using mma_bf16 = mma_bf16_16x16x32;
 using mma_bf16_32 = mma_bf16_32x32x16;
+using mma_f16 = mma_f16_16x16x32;
+using mma_f16_32 = mma_f16_32x32x16;
 using mma_fp8 = mma_fp8_16x16x128;
 using mma_fp8_32 = mma_fp8_32x32x64;
 #else
@@ -252,6 +224,8 @@ struct mma_fp8_32x32x16 {
 };
 using mma_bf16 = mma_bf16_16x16x16;
 using mma_bf16_32 = mma_bf16_32x32x8;
+using mma_f16 = mma_f16_16x16x16;
+using mma_f16_32 = mma_f16_32x32x8;
 using mma_fp8 = mma_fp8_16x16x32;
 using mma_fp8_32 = mma_fp8_32x32x16;
 #endif

@@ -53,8 +53,24 @@ template <typename T> struct operand {
  * Aligned (16-byte aligned pointer, ld and the extent along the vector a multiple of the vector): whole vectors,
  * each in range or out. Otherwise element by element (any shape and alignment, more instructions).
  * K-major: vectors of 16 bytes along K, stored to LDS unchanged. K strided: blocks of VK (8 bytes of K) x VR (up to
- * 16 bytes of rows) read as VK row vectors and transposed in registers into VR 8-byte LDS stores. */
-template <typename T, int R, int BK, bool KMajor, bool Aligned, int Threads> struct stage {
+ * 16 bytes of rows) read as VK row vectors and transposed in registers into VR 8-byte LDS stores, at the K column
+ * KMap gives. */
+/* Where a K-strided stage puts K column c (a multiple of 4) of its LDS tile: unchanged for the GEMM. */
+struct k_identity {
+    HK_DEV static int at(int c) { return c; }
+};
+/* Attention's V^T: within each 32-column group the 4-column quads q = 0..7 go to quad 2 (q % 4) + q / 4, so that the
+ * 16-byte fragment read of lane group g (columns 8g .. 8g + 7) holds columns 4g .. 4g + 3 and 16 + 4g .. 16 + 4g + 3:
+ * the keys that lane group holds in the two 16-key S^T accumulator fragments which form one P operand. */
+struct k_quads_interleaved {
+    HK_DEV static int at(int c)
+    {
+        const int q = c % 32 / 4;
+        return c - c % 32 + 4 * (2 * (q % 4) + q / 4);
+    }
+};
+
+template <typename T, int R, int BK, bool KMajor, bool Aligned, int Threads, typename KMap = k_identity> struct stage {
     static constexpr int kBytes = R * BK * (int)sizeof(T) / Threads; /* per thread */
     static constexpr int VK = KMajor ? 16 / (int)sizeof(T) : 8 / (int)sizeof(T);
     static constexpr int VR = KMajor ? 1 : (kBytes / 8 < 16 / (int)sizeof(T) ? kBytes / 8 : 16 / (int)sizeof(T));
@@ -126,7 +142,7 @@ template <typename T, int R, int BK, bool KMajor, bool Aligned, int Threads> str
                 transpose(t, &v[b * VK]);
                 HK_UNROLL
                 for (int j = 0; j < VR; ++j)
-                    raw::lds_write<8>(s.data + s.index(r + j, c), t[j]);
+                    raw::lds_write<8>(s.data + s.index(r + j, KMap::at(c)), t[j]);
             }
         }
     }

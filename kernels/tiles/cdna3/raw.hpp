@@ -73,6 +73,7 @@ HK_DEV float f16_to_f32(uint16_t h) { return (float)__builtin_bit_cast(_Float16,
 HK_DEV float exp2(float x) { return __builtin_amdgcn_exp2f(x); }
 HK_DEV float rcp(float x) { return __builtin_amdgcn_rcpf(x); }
 HK_DEV float rsq(float x) { return __builtin_amdgcn_rsqf(x); }
+HK_DEV float log2(float x) { return __builtin_amdgcn_logf(x); }
 
 /* ---------------------------------------------------------------- cross-lane (docs/amd/cross-lane.md) */
 template <int Ctrl, int RowMask = 0xf, int BankMask = 0xf, bool BoundCtrl = true>
@@ -162,11 +163,17 @@ HK_DEV void mfma_16x16x4_f32(float (&c)[4], const float (&a)[1], const float (&b
     v4f32 r = __builtin_amdgcn_mfma_f32_16x16x4f32(a[0], b[0], __builtin_bit_cast(v4f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
-/* f16: the bf16 form's layout (v_mfma_f32_16x16x16_f16), the items as IEEE half bit patterns. */
+/* f16: the bf16 forms' layouts, the items as IEEE half bit patterns. */
 HK_DEV void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
 {
     v4f32 r = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(v4f16, a), __builtin_bit_cast(v4f16, b),
                                                     __builtin_bit_cast(v4f32, c), 0, 0, 0);
+    __builtin_memcpy(c, &r, sizeof c);
+}
+HK_DEV void mfma_32x32x8_f16(float (&c)[16], const uint16_t (&a)[4], const uint16_t (&b)[4])
+{
+    v16f32 r = __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(v4f16, a), __builtin_bit_cast(v4f16, b),
+                                                    __builtin_bit_cast(v16f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
 

@@ -23,10 +23,17 @@ HK_DEV void mfma_32x32x16_bf16(float (&c)[16], const uint16_t (&a)[8], const uin
                                                        __builtin_bit_cast(v16f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
+
 HK_DEV void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
 {
     v4f32 r = __builtin_amdgcn_mfma_f32_16x16x32_f16(__builtin_bit_cast(v8f16, a), __builtin_bit_cast(v8f16, b),
                                                      __builtin_bit_cast(v4f32, c), 0, 0, 0);
+    __builtin_memcpy(c, &r, sizeof c);
+}
+HK_DEV void mfma_32x32x16_f16(float (&c)[16], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    v16f32 r = __builtin_amdgcn_mfma_f32_32x32x16_f16(__builtin_bit_cast(v8f16, a), __builtin_bit_cast(v8f16, b),
+                                                      __builtin_bit_cast(v16f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
 

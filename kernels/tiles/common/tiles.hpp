@@ -15,7 +15,8 @@
  *            block_x(), block_y(), block_z(); block_sync() (barrier + shared-memory fence)
  *   Numbers  to_float(bf16|f16|float), from_float<bf16|f16|float>(float) (the primary template is the arch's),
  *            round to nearest even; fp8 is the arch's native e4m3 (fnuz on gfx942, OCP on gfx950);
- *            exp2_fast, rcp_fast, rsqrt_fast (hardware approximations, ~1 ulp, denormals may flush)
+ *            exp2_fast, rcp_fast, rsqrt_fast (hardware approximations, ~1 ulp, denormals may flush), tanh_fast;
+ *            AMD also log2_fast
  *   Wave     warp_sum/warp_max(float): every lane gets the whole-wave result, in a fixed order;
  *            shfl_xor(float, mask): the value of lane ^ mask
  *            warp_ballot(bool): bit l = lane l's predicate, kWarpLanes bits (uint32_t NVIDIA, uint64_t AMD)
@@ -245,6 +246,41 @@ template <int R, int C, typename L> HK_DEV void row_max(float (&out)[R / L::kRow
 template <int R, int C, typename L> HK_DEV void row_sum(float (&out)[R / L::kRows][L::kElems], const rt<float, R, C, L> &t)
 {
     row_reduce<false>(out, t);
+}
+
+/* Column reductions of an accumulator tile (the row statistics of a product kept transposed, as attention's S^T):
+ * out[j] is the reduction over all R rows of column j * L::kCols + L::col(lane, e), identical on every lane that
+ * holds that column. Lanes sharing a column differ in the bits outside L::kColLaneMask, folded with shfl_xor. */
+template <bool Max, int R, int C, typename L> HK_DEV void col_reduce(float (&out)[C / L::kCols], const rt<float, R, C, L> &t)
+{
+    for (int j = 0; j < t.kTC; ++j) {
+        float v = t.d[0][j][0];
+        for (int i = 0; i < t.kTR; ++i)
+            for (int e = i == 0 ? 1 : 0; e < L::kElems; ++e)
+                v = Max ? (v > t.d[i][j][e] ? v : t.d[i][j][e]) : v + t.d[i][j][e];
+        for (int m = 1; m < kWarpLanes; m <<= 1)
+            if (!(L::kColLaneMask & m)) {
+                float o = shfl_xor(v, m);
+                v = Max ? (v > o ? v : o) : v + o;
+            }
+        out[j] = v;
+    }
+}
+template <int R, int C, typename L> HK_DEV void col_max(float (&out)[C / L::kCols], const rt<float, R, C, L> &t)
+{
+    col_reduce<true>(out, t);
+}
+template <int R, int C, typename L> HK_DEV void col_sum(float (&out)[C / L::kCols], const rt<float, R, C, L> &t)
+{
+    col_reduce<false>(out, t);
+}
+/* t[., j] *= v[j]: a column vector (one value per column fragment, as col_reduce gives) scaling its columns. */
+template <int R, int C, typename L> HK_DEV void mul_cols(rt<float, R, C, L> &t, const float (&v)[C / L::kCols])
+{
+    for (int i = 0; i < t.kTR; ++i)
+        for (int j = 0; j < t.kTC; ++j)
+            for (int e = 0; e < L::kElems; ++e)
+                t.d[i][j][e] *= v[j];
 }
 
 } // namespace hk

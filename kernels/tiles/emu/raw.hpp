@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 
 #define __host__
 #define __device__
@@ -88,6 +89,8 @@ inline float flush(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f
 inline float exp2(float x) { return flush((float)::exp2((double)flush(x))); }
 inline float rcp(float x) { return flush((float)(1.0 / (double)flush(x))); }
 inline float rsq(float x) { return flush((float)(1.0 / ::sqrt((double)flush(x)))); }
+/* v_log_f32: log2, denormal inputs flushed (log2(0) = -inf, negative inputs NaN). */
+inline float log2(float x) { return (float)::log2((double)flush(x)); }
 
 /* ---------------------------------------------------------------- cross-lane (docs/amd/cross-lane.md) */
 struct lane_io {
@@ -366,27 +369,15 @@ template <int Bytes> inline void lds_write(void *p, bytes_t<Bytes> v)
  * column); the gfx950 f8f6f4 forms split k into 16-wide runs: item 16 * (k / S) + k % 16 of lane group
  * (k % S) / 16, S = 16 * 64 / M. Result: D[i][j] is item (i % 4) + 4 * (i / (4 * MI)) of lane
  * j + N * ((i / 4) % MI), MI = 64 / N.
- * Numerics: products exact, summed in double over groups of G logical k (8 for bf16, 16 for fp8, in increasing
- * k), each group added to the fp32 accumulator with one rounding (docs/amd/mfma.md: the CDNA3 model truncates
- * inside a group; exact for the integer-valued test data, within a few ulps otherwise). */
+ * Numerics: products exact, summed in double over groups of G logical k (8 for bf16 and f16, 16 for fp8, 4 for
+ * fp32, in increasing k), each group added to the fp32 accumulator with one rounding (docs/amd/mfma.md: the CDNA3
+ * model truncates inside a group; exact for the integer-valued test data, within a few ulps otherwise). */
 inline double bf16_value(uint16_t b)
 {
     uint32_t u = (uint32_t)b << 16;
     float f;
     memcpy(&f, &u, 4);
     return f;
-}
-/* f16 items: IEEE half bit patterns (a type of their own, so that the MFMA decodes them as half, not bf16). */
-struct f16_item {
-    uint16_t bits;
-};
-inline double f16_value(uint16_t h)
-{
-    const int s = h >> 15, E = (h >> 10) & 31, m = h & 1023;
-    const double sign = s ? -1.0 : 1.0;
-    if (E == 31)
-        return m ? NAN : sign * INFINITY;
-    return E == 0 ? sign * m * ldexp(1.0, -24) : sign * (1024 + m) * ldexp(1.0, E - 25);
 }
 inline double fp8_value(uint8_t b, int gfx)
 {
@@ -402,18 +393,13 @@ inline double fp8_value(uint8_t b, int gfx)
     return E == 0 ? sign * m * ldexp(1.0, -9) : sign * (8 + m) * ldexp(1.0, E - 10);
 }
 
-/* An item by its storage type: bf16 (uint16_t), f16 (f16_item), the arch's fp8 (uint8_t), fp32. */
-inline double item_value(uint16_t x, int) { return bf16_value(x); }
-inline double item_value(f16_item x, int) { return f16_value(x.bits); }
-inline double item_value(uint8_t x, int gfx) { return fp8_value(x, gfx); }
-inline double item_value(float x, int) { return x; }
-
 template <int M, int N, int KL, typename T, bool F8F6F4> struct mfma_io {
     T a[KL], b[KL];
     float c[M * N / 64];
 };
 
-template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G>
+/* F16: 16-bit operands are IEEE half (else bf16). */
+template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, bool F16>
 void mfma_op(void *const io[64], uint64_t exec, const void *)
 {
     using IO = mfma_io<M, N, KL, T, F8F6F4>;
@@ -431,19 +417,29 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
         }
     };
     static_assert(K * M == KL * 64 && K * N == KL * 64, "MFMA shape");
+    auto value = [gfx](T x) -> double {
+        if constexpr (std::is_same_v<T, float>)
+            return x;
+        else if constexpr (sizeof(T) == 1)
+            return fp8_value((uint8_t)x, gfx);
+        else
+            return F16 ? (double)f16_to_f32((uint16_t)x) : bf16_value((uint16_t)x);
+    };
     /* The operands by logical (row, k), decoded once: A[i][k] and B^T[j][k]. */
     double a[M][K], b[N][K];
     for (int i = 0; i < M; ++i)
         for (int k = 0; k < K; ++k) {
             int l, e;
             place(i, k, M, l, e);
-            a[i][k] = item_value(static_cast<IO *>(io[l])->a[e], gfx);
+            const T x = static_cast<IO *>(io[l])->a[e];
+            a[i][k] = value(x);
         }
     for (int j = 0; j < N; ++j)
         for (int k = 0; k < K; ++k) {
             int l, e;
             place(j, k, N, l, e);
-            b[j][k] = item_value(static_cast<IO *>(io[l])->b[e], gfx);
+            const T x = static_cast<IO *>(io[l])->b[e];
+            b[j][k] = value(x);
         }
     constexpr int MI = 64 / N;
     for (int i = 0; i < M; ++i)
@@ -459,15 +455,14 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
             }
         }
 }
-template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, int C, typename U>
-inline void mfma(float (&c)[C], const U (&a)[KL], const U (&b)[KL])
+template <int M, int N, int K, int KL, typename T, bool F8F6F4, int G, int C, bool F16 = false>
+inline void mfma(float (&c)[C], const T (&a)[KL], const T (&b)[KL])
 {
-    static_assert(sizeof(T) == sizeof(U), "T: how the items decode, U: their storage");
     mfma_io<M, N, KL, T, F8F6F4> io;
     memcpy(io.a, a, sizeof io.a);
     memcpy(io.b, b, sizeof io.b);
     memcpy(io.c, c, sizeof io.c);
-    hk_emu_collective(mfma_op<M, N, K, KL, T, F8F6F4, G>, &io, nullptr, 0);
+    hk_emu_collective(mfma_op<M, N, K, KL, T, F8F6F4, G, F16>, &io, nullptr, 0);
     memcpy(c, io.c, sizeof io.c);
 }
 
@@ -481,13 +476,25 @@ inline void mfma_32x32x8_bf16(float (&c)[16], const uint16_t (&a)[4], const uint
 }
 inline void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
 {
-    mfma<16, 16, 16, 4, f16_item, false, 8>(c, a, b);
+    mfma<16, 16, 16, 4, uint16_t, false, 8, 4, true>(c, a, b);
+}
+inline void mfma_32x32x8_f16(float (&c)[16], const uint16_t (&a)[4], const uint16_t (&b)[4])
+{
+    mfma<32, 32, 8, 4, uint16_t, false, 8, 16, true>(c, a, b);
 }
 inline void mfma_16x16x4_f32(float (&c)[4], const float (&a)[1], const float (&b)[1])
 {
     mfma<16, 16, 4, 1, float, false, 4>(c, a, b);
 }
 #if HK_GFX >= 950
+inline void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    mfma<16, 16, 32, 8, uint16_t, false, 8, 4, true>(c, a, b);
+}
+inline void mfma_32x32x16_f16(float (&c)[16], const uint16_t (&a)[8], const uint16_t (&b)[8])
+{
+    mfma<32, 32, 16, 8, uint16_t, false, 8, 16, true>(c, a, b);
+}
 inline void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
 {
     mfma<16, 16, 32, 8, uint16_t, false, 8>(c, a, b);
@@ -495,10 +502,6 @@ inline void mfma_16x16x32_bf16(float (&c)[4], const uint16_t (&a)[8], const uint
 inline void mfma_32x32x16_bf16(float (&c)[16], const uint16_t (&a)[8], const uint16_t (&b)[8])
 {
     mfma<32, 32, 16, 8, uint16_t, false, 8>(c, a, b);
-}
-inline void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
-{
-    mfma<16, 16, 32, 8, f16_item, false, 8>(c, a, b);
 }
 inline void mfma_16x16x128_fp8(float (&c)[4], const uint8_t (&a)[32], const uint8_t (&b)[32])
 {

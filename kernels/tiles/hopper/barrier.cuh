@@ -143,6 +143,12 @@ __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* Count this thread's arrival at hardware barrier `id` without waiting (the other `threads` minus these sync). */
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 /* A counter shared by the CTAs of one grid (device scope): returns its value before adding. Release: publishes every
  * write this CTA ordered before it (its threads' writes, through a barrier they all passed, then this thread's);
  * acquire: the writes published by the adds before this one become visible to this thread, and through a barrier
@@ -152,6 +158,16 @@ __device__ __forceinline__ uint32_t counter_add(uint32_t *counter, uint32_t valu
     uint32_t old;
     asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(value) : "memory");
     return old;
+}
+
+/* Spin until a counter of counter_add reaches `value`; acquire: the writes published by the adds that brought it
+ * there are visible to this thread (and, through a barrier after it, to the others). */
+__device__ __forceinline__ void counter_wait(const uint32_t *counter, uint32_t value)
+{
+    uint32_t v;
+    do
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+    while (v != value);
 }
 
 } // namespace hk::hopper

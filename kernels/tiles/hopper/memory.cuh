@@ -151,6 +151,13 @@ HK_DEV void copy_async_wait(int pending)
     }
 }
 
+/* *p += (x, y) as one fp32 vector reduction in L2 (no return value; p 8-byte aligned). Concurrent additions to one
+ * address all land, in an order that varies run to run. */
+HK_DEV void red_add_f32x2(float *p, float x, float y)
+{
+    asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(x), "f"(y) : "memory");
+}
+
 /* One fp32 value from or to an element of a CUDA storage type (float, __nv_bfloat16, __half; round to nearest
  * even), and two adjacent elements as one access of twice the width (p aligned to it): accumulator epilogues. */
 HK_DEV float load_as_float(const float *p) { return *p; }
