@@ -40,9 +40,10 @@ def rel_err(out, ref):
     return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
 
 
-def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=0.0, scale_b=0.0, fast_accum=0):
+def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=0.0, scale_b=0.0, fast_accum=0,
+               use_workspace=True):
     """out = alpha * scale_a * scale_b * a @ (w.T if trans_b else w) + beta * c, through libhk, with the workspace
-    hk_gemm_workspace_size asks for (as the peer's cuBLASLt has one)."""
+    hk_gemm_workspace_size asks for (as the peer's cuBLASLt has one) unless use_workspace is False."""
     L = b.lib.lib
     L.hk_gemm.argtypes = [c_void_p, POINTER(GemmArgs)]
     m, k = a.shape
@@ -56,7 +57,7 @@ def hk_gemm_fn(b, a, w, out, trans_b=True, alpha=1.0, beta=0.0, c=None, scale_a=
     L.hk_gemm_workspace_size.argtypes = [c_void_p, POINTER(GemmArgs), POINTER(c_size_t)]
     need = c_size_t(0)
     b.lib.check(L.hk_gemm_workspace_size(b.ctx, ctypes.byref(args), ctypes.byref(need)), 'hk_gemm_workspace_size')
-    workspace = torch.empty(need.value, dtype=torch.uint8, device=a.device) if need.value else None
+    workspace = torch.empty(need.value, dtype=torch.uint8, device=a.device) if need.value and use_workspace else None
     if workspace is not None:
         args.workspace, args.workspace_size = workspace.data_ptr(), need.value
 
@@ -196,8 +197,9 @@ def bench_gemm(b):
 
 
 def bench_cover(b):
-    """The calls the TMA kernels do not take (cuda.gemm.any: leading dimensions off 16 bytes, fp32 operands) and f16
-    operands, each beside torch.matmul on the same tensors (cuBLAS on the same strides and dtypes; fp32 without TF32)."""
+    """The calls the TMA kernels do not read in place (leading dimensions off 16 bytes, fp32 operands) and f16
+    operands, each beside torch.matmul on the same tensors (cuBLAS on the same strides and dtypes; fp32 without
+    TF32)."""
     dev = b.dev
     rows = [(333, 1000, 777, torch.bfloat16, False, 'bf16 nn, lda 777'), (4095, 4095, 4095, torch.bfloat16, False,
             'bf16 nn, lda 4095'), (333, 1000, 777, torch.float16, False, 'f16 nn, lda 777'),
@@ -210,14 +212,19 @@ def bench_cover(b):
             a = torch.randn(m, k, device=dev, dtype=dt)
             w = torch.randn(n, k, device=dev, dtype=dt) if trans_b else torch.randn(k, n, device=dev, dtype=dt)
             out = torch.full((m, n), float('nan'), device=dev, dtype=dt)
-            run = hk_gemm_fn(b, a, w, out, trans_b=trans_b)
-            run()
-            torch.cuda.synchronize()
+            # with the workspace libhk asks for (unaligned 16-bit rows: copied to aligned rows for the TMA kernels) and
+            # without (cuda.gemm.any reads them in place)
+            runs = [('libhk', hk_gemm_fn(b, a, w, out, trans_b=trans_b)),
+                    ('libhk no workspace', hk_gemm_fn(b, a, w, out, trans_b=trans_b, use_workspace=False))]
             ref = a.double() @ (w.double().T if trans_b else w.double())
-            b.check('gemm', f'{m}x{n}x{k} {what}', 'libhk vs float64', rel_err(out, ref),
-                    1e-5 if dt == torch.float32 else 1e-2 if dt == torch.bfloat16 else 2e-3)
+            for impl, run in runs:
+                out.fill_(float('nan'))
+                run()
+                torch.cuda.synchronize()
+                b.check('gemm', f'{m}x{n}x{k} {what}', impl + ' vs float64', rel_err(out, ref),
+                        1e-4 if dt == torch.float32 else 1e-2 if dt == torch.bfloat16 else 2e-3)  # TF32: ~5e-4
             peer = (lambda i: torch.matmul(a, w.T)) if trans_b else (lambda i: torch.matmul(a, w))
-            b.alternate('gemm', f'{m}x{n}x{k} {what}', [('libhk', run), ('torch.matmul', peer)], flops=2.0 * m * n * k)
+            b.alternate('gemm', f'{m}x{n}x{k} {what}', runs + [('torch.matmul', peer)], flops=2.0 * m * n * k)
             del a, w, out, ref
     finally:
         torch.backends.cuda.matmul.allow_tf32 = tf32

@@ -12,7 +12,8 @@ for f in "$F"/cubins/gemm_any.sm_90a.resources.txt "$F"/cubins/gemm_f16.sm_90a.r
     cp "$f" "$OUT"/
     summary+=("$(basename "$f"): $(grep -c 'spill st/ld 0/0' "$f") of $(grep -c ' regs ' "$f") kernels without spills")
 done
-HK_LIB="$F"/libhk.so.1 timeout 80 python3 bench/gemm_bench.py --cover --reps 10 --warmup 2 > "$OUT"/gemm_cover_bench.log 2>&1
+HK_LIB="$F"/libhk.so.1 timeout 50 python3 bench/gemm_bench.py --cover --reps 5 --warmup 2 \
+    > "$OUT"/gemm_cover_bench.log 2>&1
 summary+=("gemm_bench.py --cover: rc $?")
 tail -25 "$OUT"/gemm_cover_bench.log
 printf '%s\n' "${summary[@]}"

@@ -31,12 +31,10 @@ static const th_coverage th_coverage_list[] = {
     {"sm_90a", "attention", "*"},
     {"sm_90a", "attention", "!*f32*"},       /* f32 attention: the CPU backend only */
 
-    /* gfx942 (backends/hip, the emulator): GEMM bf16, f16 and e4m3fnuz in, every layout, alignment and size, to
-     * bf16/f16/f32; rotary at any shape; LayerNorm forward up to 65536 (2-byte) / 32768 (f32) aligned columns,
+    /* gfx942 (backends/hip, the emulator): GEMM bf16, f16, f32 and e4m3fnuz in, every layout, alignment and size,
+     * to bf16/f16/f32; rotary at any shape; LayerNorm forward up to 65536 (2-byte) / 32768 (f32) aligned columns,
      * 8192 otherwise, backward up to 16384 / 8192 aligned, 2048 otherwise; the attention forward. */
     {"gfx942", "gemm", "*"},
-    {"gfx942", "gemm", "!*_f32_to_*"},       /* f32 inputs: not built */
-    {"gfx942", "gemm", "!tt_ld_pad_odd_f32"},
     {"gfx942", "gemm", "!*_e4m3fn_*"},       /* gfx942's MFMA reads FNUZ only */
     {"gfx942", "rotary", "*"},
     {"gfx942", "ln_fused", "*"},
@@ -48,8 +46,6 @@ static const th_coverage th_coverage_list[] = {
 
     /* gfx950: as gfx942 with OCP e4m3 in place of e4m3fnuz. */
     {"gfx950", "gemm", "*"},
-    {"gfx950", "gemm", "!*_f32_to_*"},
-    {"gfx950", "gemm", "!tt_ld_pad_odd_f32"},
     {"gfx950", "gemm", "!*e4m3fnuz*"},       /* gfx950's MFMA reads OCP e4m3 only */
     {"gfx950", "rotary", "*"},
     {"gfx950", "ln_fused", "*"},

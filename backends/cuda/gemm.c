@@ -84,8 +84,8 @@ static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, 
     if (need > a->workspace_size) {
         const size_t es = hk_dtype_size(a->a_type);
         hk_format(why, why_size, "gemm on sm_90a needs a and b 16-byte aligned with lda, ldb multiples of %d elements "
-                  "(lda %lld, ldb %lld), or a workspace of %zu bytes to copy them to such rows (hk_gemm_workspace_size)",
-                  (int)(16 / es), (long long)a->lda, (long long)a->ldb, need);
+                  "(lda %lld, ldb %lld), or a workspace of %zu bytes to copy them to such rows "
+                  "(hk_gemm_workspace_size)", (int)(16 / es), (long long)a->lda, (long long)a->ldb, need);
         return HK_ERR_UNSUPPORTED;
     }
     return HK_OK;
@@ -115,8 +115,8 @@ size_t hk_cuda_gemm_packed_workspace(const hk_context *ctx, const hk_gemm_args *
 {
     char why[8];
     hk_gemm_packing pk;
-    return hk_cuda_gemm_covers(a, why, sizeof why) == HK_OK && hk_gemm_pack_plan(a, &pk) ? hk_cuda_gemm_workspace(ctx, a)
-                                                                                          : 0;
+    const bool packs = hk_cuda_gemm_covers(a, why, sizeof why) == HK_OK && hk_gemm_pack_plan(a, &pk) > 0;
+    return packs ? hk_cuda_gemm_workspace(ctx, a) : 0;
 }
 
 static hk_status hk_cuda_gemm_run(hk_context *ctx, const void *args)

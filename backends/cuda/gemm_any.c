@@ -44,12 +44,14 @@ static bool hk_gemm_any_kernel_name(size_t index, char *buf, size_t size)
     hk_format(buf, size, "hk_gemm_sm90_any_%s_%s", hk_gemm_any_ins[in], hk_gemm_any_outs[out]);
     return true;
 }
-static const hk_kernel_set hk_gemm_any_kernels = {HK_KERNELS_CUDA_GEMM_ANY, HK_GEMM_ANY_REPACK + 2, hk_gemm_any_kernel_name};
+static const hk_kernel_set hk_gemm_any_kernels = {HK_KERNELS_CUDA_GEMM_ANY, HK_GEMM_ANY_REPACK + 2,
+                                                   hk_gemm_any_kernel_name};
 
 hk_status hk_cuda_gemm_repack(hk_context *ctx, const void *src, int64_t ld, int64_t rows, int64_t cols, size_t esize,
                               void *dst, int64_t ld_dst, void *stream)
 {
-    const int64_t vecs = rows * (ld_dst / (16 / (int64_t)esize)), most = (ctx->multiprocessors > 0 ? ctx->multiprocessors : 1) * 16;
+    const int64_t vecs = rows * (ld_dst / (16 / (int64_t)esize));
+    const int64_t most = (ctx->multiprocessors > 0 ? ctx->multiprocessors : 1) * 16;
     int64_t blocks = (vecs + HK_GEMM_ANY_THREADS - 1) / HK_GEMM_ANY_THREADS;
     blocks = blocks < most ? blocks : most; /* a grid-stride loop over the rest */
     const unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {HK_GEMM_ANY_THREADS, 1, 1};
@@ -116,7 +118,8 @@ static hk_status hk_cuda_gemm_any_run(hk_context *ctx, const void *args)
 HK_INTERNAL const hk_variant hk_cuda_gemm_any = {
     .op = HK_OP_GEMM,
     .name = "cuda.gemm.any",
-    .description = "any alignment and layout: 128 x 128 tiles, mma.sync for bf16/f16/fp8 (fp8 via exact f16), SIMT fp32",
+    .description = "any alignment and layout: 128 x 128 tiles, mma.sync for bf16/f16/fp8 (fp8 widened to f16), "
+                   "SIMT fp32",
     .backend = HK_BACKEND_CUDA,
     .archs = "sm_90a",
     .supports = hk_cuda_gemm_any_supports,

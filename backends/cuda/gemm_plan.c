@@ -213,7 +213,10 @@ enum { HK_GEMM_IN_BF16, HK_GEMM_IN_E4M3, HK_GEMM_IN_F16 };
 
 static int hk_gemm_in_index(hk_dtype t)
 {
-    return t == HK_DTYPE_BF16 ? HK_GEMM_IN_BF16 : t == HK_DTYPE_FP8_E4M3 ? HK_GEMM_IN_E4M3 : t == HK_DTYPE_F16 ? HK_GEMM_IN_F16 : -1;
+    return t == HK_DTYPE_BF16 ? HK_GEMM_IN_BF16
+           : t == HK_DTYPE_FP8_E4M3 ? HK_GEMM_IN_E4M3
+           : t == HK_DTYPE_F16      ? HK_GEMM_IN_F16
+                                    : -1;
 }
 static int hk_gemm_out_index(hk_dtype t) { return t == HK_DTYPE_BF16 ? 0 : t == HK_DTYPE_F32 ? 1 : t == HK_DTYPE_F16 ? 2 : -1; }
 
@@ -376,9 +379,8 @@ void hk_gemm_plan_call(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune
         plan->zero_words = (size_t)HK_GEMM_FINALE_COUNTER_BYTES(finale_tiles, sh->bm) / 4;
     }
     const int out = hk_gemm_out_index(a->d_type);
-    plan->kernel = (size_t)(((hk_gemm_in_index(a->a_type) * 2 + (a->trans_a ? 1 : 0)) * 2 + (a->trans_b ? 1 : 0)) * 3 + out) *
-                       HK_GEMM_NSHAPES +
-                   (size_t)plan->shape;
+    const int layout = (hk_gemm_in_index(a->a_type) * 2 + (a->trans_a ? 1 : 0)) * 2 + (a->trans_b ? 1 : 0);
+    plan->kernel = (size_t)(layout * 3 + out) * HK_GEMM_NSHAPES + (size_t)plan->shape;
     plan->grid = (unsigned)ctas;
     plan->block = HK_GEMM_THREADS(sh->bm);
     plan->shared = sh->smem;

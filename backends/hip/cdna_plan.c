@@ -55,10 +55,10 @@ static bool ln_kernel_name(size_t index, char *buf, size_t size)
 }
 const hk_kernel_set hk_cdna_ln_kernels = {HK_KERNELS_CDNA_LN, LN_KERNELS, ln_kernel_name};
 
-/* hk_gemm_<bf16|fp8|f16>_<op(A)><op(B)>_<pp256|i128|i128_u> at ((in * 2 + trans_a) * 2 + trans_b) * 3 + kind. */
-enum { GEMM_KINDS = 3, GEMM_KERNELS = 3 * 2 * 2 * GEMM_KINDS };
+/* hk_gemm_<bf16|fp8|f16|f32>_<op(A)><op(B)>_<pp256|i128|i128_u> at ((in * 2 + trans_a) * 2 + trans_b) * 3 + kind. */
+enum { GEMM_KINDS = 3, GEMM_KERNELS = 4 * 2 * 2 * GEMM_KINDS };
 static const char *const gemm_kinds[GEMM_KINDS] = {"pp256", "i128", "i128_u"};
-static const char *const gemm_inputs[3] = {"bf16", "fp8", "f16"};
+static const char *const gemm_inputs[4] = {"bf16", "fp8", "f16", "f32"};
 static bool gemm_kernel_name(size_t index, char *buf, size_t size)
 {
     if (index >= GEMM_KERNELS)
@@ -331,9 +331,10 @@ int hk_cdna_plan_gemm(const hk_context *ctx, const hk_gemm_args *a, int schedule
 {
     const bool gfx950 = strcmp(ctx->arch, "gfx950") == 0;
     const hk_dtype fp8 = gfx950 ? HK_DTYPE_FP8_E4M3 : HK_DTYPE_FP8_E4M3FNUZ;
-    const int in = a->a_type == HK_DTYPE_BF16 ? 0 : a->a_type == fp8 ? 1 : a->a_type == HK_DTYPE_F16 ? 2 : -1;
+    const int in = a->a_type == HK_DTYPE_BF16 ? 0 : a->a_type == fp8 ? 1 : a->a_type == HK_DTYPE_F16 ? 2
+                   : a->a_type == HK_DTYPE_F32 ? 3 : -1;
     if (in < 0) {
-        hk_format(why, why_size, "a_type %s; supported on %s: bf16, f16, %s", hk_dtype_name(a->a_type), ctx->arch,
+        hk_format(why, why_size, "a_type %s; supported on %s: bf16, f16, f32, %s", hk_dtype_name(a->a_type), ctx->arch,
                   hk_dtype_name(fp8));
         return -1;
     }

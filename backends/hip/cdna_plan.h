@@ -52,7 +52,7 @@ HK_INTERNAL hk_status hk_cdna_run(hk_context *ctx, hk_op op, int schedule, const
  * X(var, op, schedule, name, description, workspace). GEMM: the ping-pong kernels first (large problems), then the
  * 4-wave ones (everything else). */
 #define HK_CDNA_GEMM_COVERS                                                                                       \
-    "bf16 and f16 in (both archs), fp8 in (e4m3fnuz on gfx942, OCP e4m3 on gfx950, per-tensor scales); bf16/f16/f32 out; "  \
+    "bf16, f16 and f32 in (both archs), fp8 in (e4m3fnuz on gfx942, OCP e4m3 on gfx950, per-tensor scales); bf16/f16/f32 out; "  \
     "all transposes; alpha/beta, C aliasing D; any M, N, K"
 #define HK_CDNA_VARIANTS(X)                                                                                      \
     X(rotary, HK_OP_ROTARY, 0, "rotary",                                                                         \

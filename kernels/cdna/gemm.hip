@@ -1,5 +1,6 @@
-/* GEMM for CDNA (gfx942, gfx950, and the wave emulator): D = alpha op(A) op(B) + beta C, bf16, f16 or fp8 in (the
- * arch's e4m3), fp32 accumulation, bf16 / f16 / f32 out, any M, N, K and all four transpose combinations.
+/* GEMM for CDNA (gfx942, gfx950, and the wave emulator): D = alpha op(A) op(B) + beta C, bf16, f16, f32 (fp32
+ * MFMA, not xf32) or fp8 in (the arch's e4m3), fp32 accumulation, bf16 / f16 / f32 out, any M, N, K and all four
+ * transpose combinations.
  *
  * A block computes one BM x BN macro tile, walking K in steps of BK. Both operands go through LDS as K-contiguous
  * tiles (lds_tile), double-buffered: while the waves multiply step k out of one buffer, the block stores step k + 1
@@ -43,6 +44,10 @@ template <> struct gemm_arch<f16> {
     using atom = mma_f16_16x16x32;
     static constexpr int BK = 64, KS = 32;
 };
+template <> struct gemm_arch<float> {
+    using atom = mma_group<mma_f32_16x16x4, 4>;
+    static constexpr int BK = 32, KS = 16;
+};
 #else
 template <> struct gemm_arch<bf16> {
     using atom = mma_pair<mma_bf16_16x16x16>;
@@ -55,6 +60,10 @@ template <> struct gemm_arch<fp8> {
 template <> struct gemm_arch<f16> {
     using atom = mma_pair<mma_f16_16x16x16>;
     static constexpr int BK = 32, KS = 32;
+};
+template <> struct gemm_arch<float> {
+    using atom = mma_group<mma_f32_16x16x4, 4>;
+    static constexpr int BK = 16, KS = 16;
 };
 #endif
 
@@ -183,8 +192,8 @@ HK_DEV void gemm(const hk_gemm_params &p)
 
 } // namespace
 
-/* hk_gemm_<in: bf16, f16, fp8>_<op(A) op(B): n plain, t transposed>_<schedule>[_u: unaligned operands]; the host picks one
- * (backends/hip/cdna_plan.c). */
+/* hk_gemm_<in: bf16, f16, f32, fp8>_<op(A) op(B): n plain, t transposed>_<schedule>[_u: unaligned operands]; the
+ * host picks one (backends/hip/cdna_plan.c). */
 #define HK_GEMM_KERNEL(T, name, ta, tb, BM, BN, WM, WN, PP, AL, threads)                                        \
     HK_KERNEL(name, hk_gemm_params, threads) { gemm<T, BM, BN, WM, WN, PP, AL, ta, tb>(p); }
 #define HK_GEMM_LAYOUTS(T, tn, sched, BM, BN, WM, WN, PP, AL, threads)                                          \
@@ -199,4 +208,5 @@ HK_DEV void gemm(const hk_gemm_params &p)
 
 HK_GEMM_TYPE(hk::bf16, bf16)
 HK_GEMM_TYPE(hk::f16, f16)
+HK_GEMM_TYPE(float, f32)
 HK_GEMM_TYPE(hk::fp8, fp8)

@@ -9,8 +9,8 @@
  *   cores' products are exact and the sums fp32, as the fp32 accumulation hk.h promises.
  * - fp32 operands: a register-tiled SIMT GEMM (8 x 8 outputs per thread, fmaf), so fp32 stays fp32: the tensor
  *   cores would round the operands to TF32.
- * Both stream K in tiles through two shared-memory buffers: the next tile's global loads are issued into
- * registers before the current tile is multiplied, and land in the other buffer after it, one barrier per tile. */
+ * Both stream K in tiles through two shared-memory buffers (any_k_loop). Where the caller gives a workspace, unaligned
+ * 16-bit and fp8 operands go to the TMA kernels instead, copied to aligned rows by gemm_repack (below). */
 #include "hopper/gemm_any.h"
 #include "tiles/common/tiles.hpp"
 #include "tiles/hopper/memory.cuh"
@@ -42,11 +42,17 @@ template <int Bias, bool Fnuz> __device__ __forceinline__ float fp8_value(uint32
 template <class T> struct any_in;
 template <> struct any_in<__nv_bfloat16> {
     using mma_t = __nv_bfloat16;
-    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i) { return __ldg(static_cast<const uint16_t *>(x) + i); }
+    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
+    {
+        return __ldg(static_cast<const uint16_t *>(x) + i);
+    }
 };
 template <> struct any_in<__half> {
     using mma_t = __half;
-    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i) { return __ldg(static_cast<const uint16_t *>(x) + i); }
+    static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
+    {
+        return __ldg(static_cast<const uint16_t *>(x) + i);
+    }
 };
 template <> struct any_in<e4m3_byte> {
     using mma_t = __half;
@@ -68,14 +74,16 @@ __device__ __forceinline__ void any_tile_of(int bid, const gemm_params &p, int &
 {
     const int tiles_m = (p.m + any_tile - 1) / any_tile, tiles_n = (p.n + any_tile - 1) / any_tile;
     const int per_group = HK_GEMM_ANY_GROUP * tiles_n, group = bid / per_group, first = group * HK_GEMM_ANY_GROUP;
-    const int rows = tiles_m - first < HK_GEMM_ANY_GROUP ? tiles_m - first : HK_GEMM_ANY_GROUP, r = bid - group * per_group;
+    const int rows = tiles_m - first < HK_GEMM_ANY_GROUP ? tiles_m - first : HK_GEMM_ANY_GROUP;
+    const int r = bid - group * per_group;
     tm = first + r % rows;
     tn = r / rows;
 }
 
 /* D's elements (row, col) and (row, col + 1) (inside m; the second only inside n): alpha * (x, y) + beta * C, C read
  * only where beta != 0 (it may alias D: each element is read before the same thread writes it). */
-template <class TO> __device__ __forceinline__ void any_store_pair(const gemm_params &p, int row, int col, float x, float y)
+template <class TO>
+__device__ __forceinline__ void any_store_pair(const gemm_params &p, int row, int col, float x, float y)
 {
     const bool pair = col + 1 < p.n;
     x *= p.alpha;
@@ -101,11 +109,31 @@ __device__ __forceinline__ int64_t any_at(bool k_major, int64_t ld, int row, int
     return k_major ? (int64_t)row * ld + kk : (int64_t)kk * ld + row;
 }
 
+/* The K loop both kernels share: fetch(kt) issues K tile kt's global loads into registers, stage(buf) stores them
+ * into shared buffer buf, multiply(buf) runs the tile in buf. The next tile's loads are in flight while the current
+ * one multiplies, and a buffer is restaged only after the barrier that ends the multiply before (one per tile). */
+template <class Fetch, class Stage, class Multiply>
+__device__ __forceinline__ void any_k_loop(int ktiles, Fetch fetch, Stage stage, Multiply multiply)
+{
+    if (ktiles > 0) {
+        fetch(0);
+        stage(0);
+    }
+    block_sync();
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const bool more = kt + 1 < ktiles;
+        if (more) fetch(kt + 1);
+        multiply(kt & 1);
+        if (more) stage((kt + 1) & 1);
+        block_sync();
+    }
+}
+
 /* 16-bit and fp8 operands: 128 x 128 tiles by 8 warps of 64 x 32 (2 x 4), K in tiles of 32 (16 pairs), each tile
  * row 16 words + 4 of padding, so that the eight rows a fragment load touches fall on distinct banks. */
 template <class T, class TO>
-__device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a, const void *b, int64_t lda, int64_t ldb,
-                                             int layout)
+__device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a, const void *b, int64_t lda,
+                                             int64_t ldb, int layout)
 {
     using in = any_in<T>;
     constexpr int bk = 32, pairs = bk / 2, pitch = pairs + 4, per_thread = any_tile * pairs / any_threads;
@@ -144,23 +172,17 @@ __device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a
     };
     const int wp = warp(), wm = wp / 4, wn = wp % 4, g = lane() / 4, q = lane() % 4;
     float acc[4][4][4] = {};
-    const int ktiles = (p.k + bk - 1) / bk;
     uint32_t wa[per_thread], wb[per_thread];
-    if (ktiles > 0) {
-        load(a, lda, a_kmajor, p.m, row0, 0, wa);
-        load(b, ldb, b_kmajor, p.n, col0, 0, wb);
-        stage(sa[0], a_kmajor, wa);
-        stage(sb[0], b_kmajor, wb);
-    }
-    block_sync();
-    for (int kt = 0; kt < ktiles; ++kt) {
-        const int cur = kt & 1;
-        const bool more = kt + 1 < ktiles;
-        if (more) {
-            load(a, lda, a_kmajor, p.m, row0, (kt + 1) * bk, wa);
-            load(b, ldb, b_kmajor, p.n, col0, (kt + 1) * bk, wb);
-        }
-        const uint32_t *ta = sa[cur], *tb = sb[cur];
+    auto fetch = [&](int kt) {
+        load(a, lda, a_kmajor, p.m, row0, kt * bk, wa);
+        load(b, ldb, b_kmajor, p.n, col0, kt * bk, wb);
+    };
+    auto stage_both = [&](int buf) {
+        stage(sa[buf], a_kmajor, wa);
+        stage(sb[buf], b_kmajor, wb);
+    };
+    auto multiply = [&](int buf) {
+        const uint32_t *ta = sa[buf], *tb = sb[buf];
 #pragma unroll
         for (int ks = 0; ks < bk / 16; ++ks) {
             const int kw = ks * 8 + q;
@@ -184,12 +206,8 @@ __device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a
 #pragma unroll
                 for (int nt = 0; nt < 4; ++nt) mma_m16n8k16<typename in::mma_t>(acc[mt][nt], fa[mt], fb[nt]);
         }
-        if (more) {
-            stage(sa[cur ^ 1], a_kmajor, wa);
-            stage(sb[cur ^ 1], b_kmajor, wb);
-        }
-        block_sync();
-    }
+    };
+    any_k_loop((p.k + bk - 1) / bk, fetch, stage_both, multiply);
 #pragma unroll
     for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
@@ -205,8 +223,8 @@ __device__ __forceinline__ void gemm_any_mma(const gemm_params &p, const void *a
  * 64 + 4 tx.., tx = thread % 16, ty = thread / 16), K in tiles of 16 staged K-major (a row of 128 + 4 floats per k:
  * 16-byte aligned float4 reads, the stores' banks spread). */
 template <class T, class TO>
-__device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *a, const void *b, int64_t lda, int64_t ldb,
-                                              int layout)
+__device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *a, const void *b, int64_t lda,
+                                              int64_t ldb, int layout)
 {
     static_assert(std::is_same_v<T, float>, "fp32 operands");
     constexpr int bk = 16, pitch = any_tile + 4, per_thread = any_tile * bk / any_threads;
@@ -240,23 +258,17 @@ __device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *
     const float *fa = static_cast<const float *>(a), *fb = static_cast<const float *>(b);
     const int tx = t % 16, ty = t / 16;
     float acc[8][8] = {};
-    const int ktiles = (p.k + bk - 1) / bk;
     float va[per_thread], vb[per_thread];
-    if (ktiles > 0) {
-        load(fa, lda, a_kmajor, p.m, row0, 0, va);
-        load(fb, ldb, b_kmajor, p.n, col0, 0, vb);
-        stage(sa[0], a_kmajor, va);
-        stage(sb[0], b_kmajor, vb);
-    }
-    block_sync();
-    for (int kt = 0; kt < ktiles; ++kt) {
-        const int cur = kt & 1;
-        const bool more = kt + 1 < ktiles;
-        if (more) {
-            load(fa, lda, a_kmajor, p.m, row0, (kt + 1) * bk, va);
-            load(fb, ldb, b_kmajor, p.n, col0, (kt + 1) * bk, vb);
-        }
-        const float *ta = sa[cur], *tb = sb[cur];
+    auto fetch = [&](int kt) {
+        load(fa, lda, a_kmajor, p.m, row0, kt * bk, va);
+        load(fb, ldb, b_kmajor, p.n, col0, kt * bk, vb);
+    };
+    auto stage_both = [&](int buf) {
+        stage(sa[buf], a_kmajor, va);
+        stage(sb[buf], b_kmajor, vb);
+    };
+    auto multiply = [&](int buf) {
+        const float *ta = sa[buf], *tb = sb[buf];
 #pragma unroll
         for (int kk = 0; kk < bk; ++kk) {
             const float4 a0 = *reinterpret_cast<const float4 *>(ta + kk * pitch + 4 * ty);
@@ -270,12 +282,8 @@ __device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *
 #pragma unroll
                 for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
         }
-        if (more) {
-            stage(sa[cur ^ 1], a_kmajor, va);
-            stage(sb[cur ^ 1], b_kmajor, vb);
-        }
-        block_sync();
-    }
+    };
+    any_k_loop((p.k + bk - 1) / bk, fetch, stage_both, multiply);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = row0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
@@ -313,7 +321,8 @@ __device__ __forceinline__ void gemm_repack(const void *src, int64_t ld_src, voi
 
 #define HK_GEMM_REPACK(es)                                                                                             \
     extern "C" __global__ void __launch_bounds__(HK_GEMM_ANY_THREADS)                                                  \
-        hk_gemm_sm90_repack_##es(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows, int64_t cols) \
+        hk_gemm_sm90_repack_##es(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,             \
+                                 int64_t cols)                                                                         \
     {                                                                                                                  \
         hk::hopper::gemm_repack<es>(src, ld_src, dst, ld_dst, rows, cols);                                             \
     }
@@ -327,7 +336,7 @@ HK_GEMM_REPACK(2)
     {                                                                                                                  \
         hk::hopper::body<T, TO>(p, a, b, lda, ldb, layout);                                                            \
     }
-#define HK_GEMM_ANY_MMA_OUT3(in, T)                                                                                     \
+#define HK_GEMM_ANY_MMA_OUT3(in, T)                                                                                    \
     HK_GEMM_ANY_KERNEL(in, bf16, gemm_any_mma, T, __nv_bfloat16)                                                       \
     HK_GEMM_ANY_KERNEL(in, f32, gemm_any_mma, T, float)                                                                \
     HK_GEMM_ANY_KERNEL(in, f16, gemm_any_mma, T, __half)

@@ -9,7 +9,7 @@
     HK_GEMM_KERNEL(hk_gemm_sm90_f16_##layout##_f32##suffix, __half, float, A_MN, B_MN, S, )                           \
     HK_GEMM_KERNEL(hk_gemm_sm90_f16_##layout##_f16##suffix, __half, __half, A_MN, B_MN, S, )
 /* (trans_a, trans_b) -> the kernel's operand layouts A_MN = trans_a, B_MN = !trans_b, as gemm.cu's HK_GEMM_PLAIN */
-#define HK_GEMM_F16_SHAPE(id, suffix)                                                                                   \
+#define HK_GEMM_F16_SHAPE(id, suffix)                                                                                  \
     static_assert(HK_GEMM_F16_BUILT(HK_GEMM_##id) && hk::hopper::gemm_shape_##id::cluster == 1 &&                     \
                       !hk::hopper::gemm_shape_##id::swap, "gemm.h names the f16 shapes; plain layouts, no cluster");  \
     HK_GEMM_F16_OUT3(nn, false, true, hk::hopper::gemm_shape_##id, suffix)                                             \

@@ -144,9 +144,10 @@ static void test_mfma_opcodes(void **state)
         if (strncmp(r->kernel, "hk_gemm_", 8) != 0)
             continue;
         const int gfx950 = strcmp(r->arch, "gfx950") == 0, fp8 = strncmp(r->kernel, "hk_gemm_fp8", 11) == 0;
-        const int f16 = strncmp(r->kernel, "hk_gemm_f16", 11) == 0;
+        const int f16 = strncmp(r->kernel, "hk_gemm_f16", 11) == 0, f32 = strncmp(r->kernel, "hk_gemm_f32", 11) == 0;
         expect_op(r->arch, r->kernel, fp8 ? (gfx950 ? "v_mfma_f32_32x32x64_f8f6f4" : "v_mfma_f32_16x16x32_fp8_fp8")
                                       : f16 ? (gfx950 ? "v_mfma_f32_16x16x32_f16" : "v_mfma_f32_16x16x16_f16")
+                                      : f32 ? "v_mfma_f32_16x16x4_f32"
                                             : (gfx950 ? "v_mfma_f32_16x16x32_bf16" : "v_mfma_f32_16x16x16_bf16"));
     }
     /* The memory-bound kernels use no MFMA. */
@@ -156,16 +157,17 @@ static void test_mfma_opcodes(void **state)
             fail_msg("%s %s: unexpected MFMA", rows[i].arch, rows[i].kernel);
 }
 
-/* GEMM kernels (kernels/cdna/gemm.hip): hk_gemm_<bf16|f16|fp8>_<nn|nt|tn|tt>_<pp256|i128|i128_u>. Per arch and input
+/* GEMM kernels (kernels/cdna/gemm.hip): hk_gemm_<bf16|f16|f32|fp8>_<nn|nt|tn|tt>_<pp256|i128|i128_u>. Per arch and
+ * input
  * type the K step BK (one LDS row: 64 bytes on gfx942, 128 on gfx950) and the MFMA instruction's M x N x K; per
  * schedule the block (threads, macro tile) and the wave tile. One K step of a wave is TM x TN x BK of MACs. */
 static void test_gemm_main_loop(void **state)
 {
     load(state);
-    static const char *const archs[] = {"gfx942", "gfx950"}, *const ins[] = {"bf16", "fp8", "f16"};
+    static const char *const archs[] = {"gfx942", "gfx950"}, *const ins[] = {"bf16", "fp8", "f16", "f32"};
     static const char *const layouts[] = {"nn", "nt", "tn", "tt"}, *const scheds[] = {"pp256", "i128", "i128_u"};
     for (int a = 0; a < 2; ++a)
-        for (int t = 0; t < 3; ++t)
+        for (int t = 0; t < 4; ++t)
             for (int s = 0; s < 3; ++s)
                 for (int l = 0; l < 4; ++l) {
                     char name[96];
@@ -179,10 +181,10 @@ static void test_gemm_main_loop(void **state)
                             fail_msg("%s: %s missing", archs[a], name);
                         continue;
                     }
-                    const int elem = t == 1 ? 1 : 2, row_bytes = a ? 128 : 64, bk = row_bytes / elem;
-                    /* [arch][bf16, fp8, f16]: f16 as bf16 */
-                    static const int inst[2][3][3] = {{{16, 16, 16}, {16, 16, 32}, {16, 16, 16}},
-                                                      {{16, 16, 32}, {32, 32, 64}, {16, 16, 32}}};
+                    const int elem = t == 1 ? 1 : t == 3 ? 4 : 2, row_bytes = a ? 128 : 64, bk = row_bytes / elem;
+                    /* [arch][bf16, fp8, f16, f32]: f16 as bf16 */
+                    static const int inst[2][4][3] = {{{16, 16, 16}, {16, 16, 32}, {16, 16, 16}, {16, 16, 4}},
+                                                      {{16, 16, 32}, {32, 32, 64}, {16, 16, 32}, {16, 16, 4}}};
                     const int *mnk = inst[a][t];
                     const int pp = s == 0, tm = pp ? 128 : 64, tn = 64, tile = pp ? 256 : 128;
                     const long want = (long)tm * tn * bk / (mnk[0] * mnk[1] * mnk[2]);

@@ -203,7 +203,9 @@ static void check_plan(const hk_gemm_args *a, int64_t sms, const hk_tuning *tune
     if (!hk_gemm_kernels.name(plan.kernel, name, sizeof name) || plan.kernel >= hk_gemm_kernels.count)
         fail_msg("%s: kernel %zu of %s is not built", what, plan.kernel, s->name);
     const size_t len = strlen(name), suffix = strlen(s->suffix);
-    const char *prefix = fp8 ? "hk_gemm_sm90_e4m3_" : a->a_type == HK_DTYPE_F16 ? "hk_gemm_sm90_f16_" : "hk_gemm_sm90_bf16_";
+    const char *prefix = fp8 ? "hk_gemm_sm90_e4m3_"
+                         : a->a_type == HK_DTYPE_F16 ? "hk_gemm_sm90_f16_"
+                                                     : "hk_gemm_sm90_bf16_";
     if (len < suffix || strcmp(name + len - suffix, s->suffix) != 0 || strncmp(name, prefix, strlen(prefix)) != 0)
         fail_msg("%s: kernel %s for shape %s", what, name, s->name);
     const int64_t tiles = plan.tiles_m * plan.tiles_n, units = tiles * plan.split;

@@ -166,6 +166,13 @@ using mma_bf16_16x16x16 = atom16<bf16, 16, 4, raw::mfma_16x16x16_bf16>;
 using mma_bf16_32x32x8 = atom16<bf16, 32, 4, raw::mfma_32x32x8_bf16>;
 using mma_f16_16x16x16 = atom16<f16, 16, 4, raw::mfma_16x16x16_f16>;
 using mma_f16_32x32x8 = atom16<f16, 32, 4, raw::mfma_32x32x8_f16>;
+/* fp32: one item of A and B per lane (fp32 products, not the xf32 form) */
+struct mma_f32_16x16x4 {
+    using A = layout_a<16, 1>;
+    using B = layout_b<16, 1>;
+    using C = layout_c<16, 16>;
+    HK_DEV static void mma(float (&c)[4], const float (&a)[1], const float (&b)[1]) { raw::mfma_16x16x4_f32(c, a, b); }
+};
 #if HK_GFX >= 950
 using mma_bf16_16x16x32 = atom16<bf16, 16, 8, raw::mfma_16x16x32_bf16>;
 using mma_bf16_32x32x16 = atom16<bf16, 32, 8, raw::mfma_32x32x16_bf16>;
@@ -223,23 +230,25 @@ using mma_fp8 = mma_fp8_16x16x32;
 using mma_fp8_32 = mma_fp8_32x32x16;
 #endif
 
-/* Two atoms over one lane vector of 2 KL items, the first taking items [0, KL), the second [KL, 2 KL): as one atom
- * it is M x N x 2K with the layouts of 2 KL items per lane (lane l holds k = 2 KL (l / M) + e). It sums the same
- * products as the single 2K-deep instruction would, grouped per half (docs/amd/mfma.md: a k relabelling applied
- * to A and B alike is exact up to rounding order). gfx942 uses it so that a fragment is one 16-byte LDS read, as
- * with the gfx950 double-depth MFMAs. */
-template <typename Atom> struct mma_pair {
+/* G atoms over one lane vector of G KL items, atom g taking items [g KL, (g + 1) KL): as one atom it is M x N x GK
+ * with the layouts of G KL items per lane (lane l holds k = G KL (l / M) + e). It sums the same products as a single
+ * GK-deep instruction would, grouped per atom (docs/amd/mfma.md: a k relabelling applied to A and B alike is exact
+ * up to rounding order). gfx942 pairs its 16-bit and fp8 atoms, and both archs group four fp32 atoms, so that a
+ * fragment is one 16-byte LDS read, as with the gfx950 double-depth MFMAs. */
+template <typename Atom, int G> struct mma_group {
     static constexpr int M = Atom::A::kRows, N = Atom::B::kCols, KL = Atom::A::kElems;
-    using A = layout_a<M, 2 * KL>;
-    using B = layout_b<N, 2 * KL>;
+    using A = layout_a<M, G * KL>;
+    using B = layout_b<N, G * KL>;
     using C = typename Atom::C;
-    template <typename T> HK_DEV static void mma(float (&c)[C::kElems], const T (&a)[2 * KL], const T (&b)[2 * KL])
+    template <typename T> HK_DEV static void mma(float (&c)[C::kElems], const T (&a)[G * KL], const T (&b)[G * KL])
     {
-        typedef const T half[KL];
-        Atom::mma(c, reinterpret_cast<half &>(a[0]), reinterpret_cast<half &>(b[0]));
-        Atom::mma(c, reinterpret_cast<half &>(a[KL]), reinterpret_cast<half &>(b[KL]));
+        typedef const T part[KL];
+        HK_UNROLL
+        for (int g = 0; g < G; ++g)
+            Atom::mma(c, reinterpret_cast<part &>(a[g * KL]), reinterpret_cast<part &>(b[g * KL]));
     }
 };
+template <typename Atom> using mma_pair = mma_group<Atom, 2>;
 
 } // namespace hk
 

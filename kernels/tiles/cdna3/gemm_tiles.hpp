@@ -147,8 +147,8 @@ template <typename T, int R, int BK, bool KMajor, bool Aligned, int Threads, typ
         }
     }
 
-    /* out[j] = the 8 bytes in[0].v[j] .. in[VK - 1].v[j], in byte permutes: 16-bit elements pair two rows per
-     * dword (one v_perm each); bytes go through 4 x 4 transposes of two v_perm stages. */
+    /* out[j] = the 8 bytes in[0].v[j] .. in[VK - 1].v[j]: fp32 elements are whole dwords; in byte permutes, 16-bit
+     * elements pair two rows per dword (one v_perm each); bytes go through 4 x 4 transposes of two v_perm stages. */
     HK_DEV static void transpose(raw::bytes_t<8> (&out)[VR], const vec_t *in)
     {
         constexpr int D = VR * (int)sizeof(T) / 4; /* dwords per input row */
@@ -157,7 +157,11 @@ template <typename T, int R, int BK, bool KMajor, bool Aligned, int Threads, typ
         HK_UNROLL
         for (int i = 0; i < VK; ++i)
             __builtin_memcpy(w[i], &in[i], sizeof w[i]);
-        if constexpr (sizeof(T) == 2) {
+        if constexpr (sizeof(T) == 4) { /* a row's element j of each of the two rows */
+            HK_UNROLL
+            for (int j = 0; j < VR; ++j)
+                out[j].w[0] = w[0][j], out[j].w[1] = w[1][j];
+        } else if constexpr (sizeof(T) == 2) {
             HK_UNROLL
             for (int j = 0; j < VR; ++j)
                 HK_UNROLL

@@ -157,7 +157,13 @@ HK_DEV void mfma_32x32x8_bf16(float (&c)[16], const uint16_t (&a)[4], const uint
                                                         __builtin_bit_cast(v16f32, c), 0, 0, 0);
     __builtin_memcpy(c, &r, sizeof c);
 }
-
+/* fp32 (v_mfma_f32_16x16x4_f32): one item of A and B per lane, fp32 products and sums (not the xf32 form). */
+HK_DEV void mfma_16x16x4_f32(float (&c)[4], const float (&a)[1], const float (&b)[1])
+{
+    v4f32 r = __builtin_amdgcn_mfma_f32_16x16x4f32(a[0], b[0], __builtin_bit_cast(v4f32, c), 0, 0, 0);
+    __builtin_memcpy(c, &r, sizeof c);
+}
+/* f16: the bf16 forms' layouts, the items as IEEE half bit patterns. */
 HK_DEV void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint16_t (&b)[4])
 {
     v4f32 r = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(v4f16, a), __builtin_bit_cast(v4f16, b),

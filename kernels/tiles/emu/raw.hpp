@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 
 #define __host__
 #define __device__
@@ -368,9 +369,9 @@ template <int Bytes> inline void lds_write(void *p, bytes_t<Bytes> v)
  * column); the gfx950 f8f6f4 forms split k into 16-wide runs: item 16 * (k / S) + k % 16 of lane group
  * (k % S) / 16, S = 16 * 64 / M. Result: D[i][j] is item (i % 4) + 4 * (i / (4 * MI)) of lane
  * j + N * ((i / 4) % MI), MI = 64 / N.
- * Numerics: products exact, summed in double over groups of G logical k (8 for bf16 and f16, 16 for fp8, in increasing
- * k), each group added to the fp32 accumulator with one rounding (docs/amd/mfma.md: the CDNA3 model truncates
- * inside a group; exact for the integer-valued test data, within a few ulps otherwise). */
+ * Numerics: products exact, summed in double over groups of G logical k (8 for bf16 and f16, 16 for fp8, 4 for
+ * fp32, in increasing k), each group added to the fp32 accumulator with one rounding (docs/amd/mfma.md: the CDNA3
+ * model truncates inside a group; exact for the integer-valued test data, within a few ulps otherwise). */
 inline double bf16_value(uint16_t b)
 {
     uint32_t u = (uint32_t)b << 16;
@@ -417,9 +418,12 @@ void mfma_op(void *const io[64], uint64_t exec, const void *)
     };
     static_assert(K * M == KL * 64 && K * N == KL * 64, "MFMA shape");
     auto value = [gfx](T x) -> double {
-        if (sizeof(T) == 1)
+        if constexpr (std::is_same_v<T, float>)
+            return x;
+        else if constexpr (sizeof(T) == 1)
             return fp8_value((uint8_t)x, gfx);
-        return F16 ? (double)f16_to_f32((uint16_t)x) : bf16_value((uint16_t)x);
+        else
+            return F16 ? (double)f16_to_f32((uint16_t)x) : bf16_value((uint16_t)x);
     };
     /* The operands by logical (row, k), decoded once: A[i][k] and B^T[j][k]. */
     double a[M][K], b[N][K];
@@ -477,6 +481,10 @@ inline void mfma_16x16x16_f16(float (&c)[4], const uint16_t (&a)[4], const uint1
 inline void mfma_32x32x8_f16(float (&c)[16], const uint16_t (&a)[4], const uint16_t (&b)[4])
 {
     mfma<32, 32, 8, 4, uint16_t, false, 8, 16, true>(c, a, b);
+}
+inline void mfma_16x16x4_f32(float (&c)[4], const float (&a)[1], const float (&b)[1])
+{
+    mfma<16, 16, 4, 1, float, false, 4>(c, a, b);
 }
 #if HK_GFX >= 950
 inline void mfma_16x16x32_f16(float (&c)[4], const uint16_t (&a)[8], const uint16_t (&b)[8])
