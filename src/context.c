@@ -228,7 +228,8 @@ hk_status hk_context_telemetry(const hk_context *handle, hk_device_telemetry *te
     hk_device_telemetry t = {sizeof t, -1, -1, -1, -1, -1, -1};
     st = ctx->backend == HK_BACKEND_HIP
              ? hk_hip_telemetry(ctx->device_index, &t)
-             : hk_fail(HK_ERR_UNSUPPORTED, "telemetry: no source for %s contexts", hk_backend_name(ctx->backend));
+             : hk_fail(HK_ERR_UNSUPPORTED, "context_telemetry: ctx is a %s context; telemetry has a source on hip only",
+                       hk_backend_name(ctx->backend));
     t.struct_size = telemetry->struct_size;
     *telemetry = t;
     return st;

@@ -137,7 +137,9 @@ typedef struct hk_kernel_set {
 } hk_kernel_set;
 typedef struct hk_kernel_slot {
     void *fn;              /* NULL until resolved */
-    unsigned shared_limit; /* dynamic shared memory the kernel is allowed so far */
+    /* dynamic shared memory the kernel is allowed so far; 0 at first, not the runtime's default 48 KiB: that budget
+     * also covers the kernel's static shared memory, so a launch under 48 KiB of dynamic memory can need the raise */
+    unsigned shared_limit;
 } hk_kernel_slot;
 
 struct hk_context {

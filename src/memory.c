@@ -98,10 +98,10 @@ hk_status hk_malloc(hk_context *handle, void **ptr, size_t bytes)
     void *p = NULL;
     if (host_memory(ctx)) {
         if (bytes > SIZE_MAX - HOST_ALIGNMENT)
-            return hk_fail(HK_ERR_OUT_OF_MEMORY, "malloc: %zu bytes is too large", bytes);
+            return hk_fail(HK_ERR_OUT_OF_MEMORY, "malloc: bytes %zu is more than host memory can align", bytes);
         p = aligned_alloc(HOST_ALIGNMENT, (bytes + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT * HOST_ALIGNMENT);
         if (!p)
-            return hk_fail(HK_ERR_OUT_OF_MEMORY, "malloc: out of host memory for %zu bytes", bytes);
+            return hk_fail(HK_ERR_OUT_OF_MEMORY, "malloc: out of host memory for bytes %zu", bytes);
     } else if ((st = ctx->gpu->bind(ctx->dev)) != HK_OK || (st = ctx->gpu->alloc(ctx->dev, &p, bytes)) != HK_OK) {
         return st;
     }

@@ -991,6 +991,19 @@ static void test_message_gemm_fields(const th_ctx *c, const void *param)
     finish();
 }
 
+/* Context and memory entry points: the argument by its parameter name in hk.h. */
+static void test_message_context_memory(const th_ctx *c, const void *param)
+{
+    start();
+    (void)param;
+    void *p = NULL;
+    EXPECT_TEXT(hk_malloc(c->ctx, &p, SIZE_MAX), HK_ERR_OUT_OF_MEMORY, "malloc: bytes");
+    hk_device_telemetry t = HK_ARGS_INIT(hk_device_telemetry);
+    EXPECT_TEXT(hk_context_telemetry(c->ctx, &t), HK_ERR_UNSUPPORTED,
+                "context_telemetry: ctx is a cpu context; telemetry has a source on hip only");
+    finish();
+}
+
 /* A workspace the chosen variant needs more of: workspace_size, the size and who needs it. The emulator's LayerNorm
  * backward keeps its partial sums there. */
 static void test_message_workspace(const th_ctx *c, const void *param)
@@ -1044,5 +1057,6 @@ int main(void)
     th_add("message_strides", test_message_strides, NULL, TH_CPU);
     th_add("message_gemm_fields", test_message_gemm_fields, NULL, TH_CPU);
     th_add("message_workspace", test_message_workspace, NULL, TH_EMU);
+    th_add("message_context_memory", test_message_context_memory, NULL, TH_CPU);
     return th_run("validation");
 }

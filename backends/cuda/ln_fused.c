@@ -101,12 +101,11 @@ static const hk_ln_table *hk_ln_table_of(hk_dtype dtype)
 
 static unsigned hk_ln_block(int tpr) { return tpr > HK_LN_MIN_BLOCK ? (unsigned)tpr : HK_LN_MIN_BLOCK; }
 
-/* The dropout fields of both directions' parameters, from either op's arguments (same field names; the backward
- * only reads the mask). */
+/* The dropout fields of both kernels' parameters, from either op's arguments (same field names). */
 #define HK_LN_DROPOUT_FIELDS(a)                                                                                \
     .seed = (a)->seed, .offset = (a)->offset, .dropout_scale = 1.0f / (1.0f - (a)->dropout_p),                  \
     .dropout_threshold = hk_dropout_threshold((a)->dropout_p), .dropout = (a)->dropout_p > 0.0f || (a)->dropout_mask, \
-    .dropout_mask = (uint32_t *)(a)->dropout_mask, .mask_words = HK_DROPOUT_MASK_WORDS((a)->cols)
+    .dropout_mask = (a)->dropout_mask, .mask_words = HK_DROPOUT_MASK_WORDS((a)->cols)
 
 /* Columns a config's rows hold: TPR threads x NV vectors of v elements. */
 static int64_t hk_ln_capacity(const hk_ln_config *c, int64_t v) { return (int64_t)c->tpr * c->nv * v; }
@@ -157,7 +156,7 @@ static hk_status hk_cuda_ln_fused_run(hk_context *ctx, const void *args)
                         hk_aligned16(a->beta);
     const hk_ln_config *cfg = vector ? hk_ln_pick(t->fwd, t->fwd_count, a->cols, v) : NULL;
 
-    hk_ln_params p = {
+    hk_ln_fwd_params p = {
         .x = a->x,
         .residual = a->residual,
         .gamma = a->gamma,
@@ -274,13 +273,13 @@ static hk_status hk_cuda_ln_fused_bwd_run(hk_context *ctx, const void *args)
     float *dgamma_part = plan.dgamma ? a->workspace : NULL;
     float *dbeta_part = plan.dbeta ? (float *)a->workspace + (plan.dgamma ? (size_t)plan.grid * a->cols : 0) : NULL;
 
-    hk_ln_params p = {
+    hk_ln_bwd_params p = {
         .dy = a->dy,
         .z = a->z,
         .dz_extra = a->dz_extra,
         .gamma = a->gamma,
-        .mean = (float *)a->mean, /* read only */
-        .rstd = (float *)a->rstd,
+        .mean = a->mean,
+        .rstd = a->rstd,
         .dx = a->dx,
         .dresidual = a->dresidual,
         .dgamma_part = dgamma_part,

@@ -176,19 +176,20 @@ static bool ln_shape(int dir, int type, bool vec, int V, int64_t cols, hk_cdna_l
     return false;
 }
 
-/* The fields both directions fill alike. */
-static void ln_common(hk_ln_params *p, hk_norm_type norm, hk_dtype param_type, float dropout_p, bool mask,
-                      uint64_t seed, uint64_t offset)
-{
-    p->mask_words = HK_DROPOUT_MASK_WORDS(p->cols);
-    p->seed = seed;
-    p->offset = offset;
-    p->dropout_scale = 1.0f / (1.0f - dropout_p);
-    p->dropout_threshold = hk_dropout_threshold(dropout_p);
-    p->dropout = dropout_p > 0.0f || mask;
-    p->rms = norm == HK_NORM_RMS;
-    p->param_f32 = param_type == HK_DTYPE_F32;
-}
+/* The fields both directions' parameters p fill alike from their arguments a (same field names). */
+#define LN_COMMON(p, a)                                                                                        \
+    do {                                                                                                       \
+        (p)->rows = (a)->rows;                                                                                 \
+        (p)->cols = (a)->cols;                                                                                 \
+        (p)->mask_words = HK_DROPOUT_MASK_WORDS((a)->cols);                                                    \
+        (p)->seed = (a)->seed;                                                                                 \
+        (p)->offset = (a)->offset;                                                                             \
+        (p)->dropout_scale = 1.0f / (1.0f - (a)->dropout_p);                                                   \
+        (p)->dropout_threshold = hk_dropout_threshold((a)->dropout_p);                                         \
+        (p)->dropout = (a)->dropout_p > 0.0f || (a)->dropout_mask;                                             \
+        (p)->rms = (a)->norm == HK_NORM_RMS;                                                                   \
+        (p)->param_f32 = (a)->param_type == HK_DTYPE_F32;                                                      \
+    } while (0)
 
 /* What both directions check first: 1 to plan (*type set), 0 for an empty problem, -1 unsupported (why). */
 static int ln_prologue(hk_dtype dtype, int64_t rows, int64_t cols, int *type, char *why, size_t why_size)
@@ -221,7 +222,7 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
     if (!ln_shape(0, type, vec, V, a->cols, L, &rpb, why, why_size))
         return -1;
     L->grid[0] = (unsigned)((a->rows + rpb - 1) / rpb);
-    hk_ln_params *p = &L->params.ln;
+    hk_ln_fwd_params *p = &L->params.ln_fwd;
     p->x = a->x;
     p->residual = a->residual;
     p->gamma = a->gamma;
@@ -235,10 +236,8 @@ int hk_cdna_plan_ln(const hk_ln_fused_args *a, hk_cdna_launch *out, char *why, s
     p->residual_stride = a->residual_stride;
     p->y_stride = a->y_stride;
     p->residual_out_stride = a->residual_out_stride;
-    p->rows = a->rows;
-    p->cols = a->cols;
     p->epsilon = a->epsilon;
-    ln_common(p, a->norm, a->param_type, a->dropout_p, a->dropout_mask != NULL, a->seed, a->offset);
+    LN_COMMON(p, a);
     return 1;
 }
 
@@ -271,7 +270,7 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
         return -1;
     const int64_t slots = ln_bwd_slots(a);
     L->grid[0] = (unsigned)((slots + rpb - 1) / rpb);
-    hk_ln_params *p = &L->params.ln;
+    hk_ln_bwd_params *p = &L->params.ln_bwd;
     float *const dgamma_part = a->workspace, *const dbeta_part = dgamma_part + slots * a->cols;
     p->dy = a->dy;
     p->z = a->z;
@@ -279,20 +278,18 @@ int hk_cdna_plan_ln_bwd(const hk_ln_fused_bwd_args *a, hk_cdna_launch out[2], ch
     p->dz_extra = a->dz_extra;
     p->dx = a->dx;
     p->dresidual = a->dresidual;
-    p->mean = (float *)a->mean; /* read only */
-    p->rstd = (float *)a->rstd;
+    p->mean = a->mean;
+    p->rstd = a->rstd;
     p->dgamma_part = dgamma_part;
     p->dbeta_part = dbeta_part;
-    p->dropout_mask = (uint32_t *)a->dropout_mask; /* read only */
+    p->dropout_mask = a->dropout_mask;
     p->dy_stride = a->dy_stride;
     p->z_stride = a->z_stride;
     p->dx_stride = a->dx_stride;
     p->dresidual_stride = a->dresidual_stride;
     p->dz_extra_stride = a->dz_extra_stride;
-    p->rows = a->rows;
-    p->cols = a->cols;
     p->slots = (int32_t)slots;
-    ln_common(p, a->norm, a->param_type, a->dropout_p, a->dropout_mask != NULL, a->seed, a->offset);
+    LN_COMMON(p, a);
 
     hk_cdna_launch *R = &out[1];
     R->kernels = &hk_cdna_ln_kernels;

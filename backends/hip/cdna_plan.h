@@ -12,7 +12,8 @@ typedef struct hk_cdna_launch {
     unsigned grid[3], block[3];
     union {
         hk_rotary_params rotary;
-        hk_ln_params ln;
+        hk_ln_fwd_params ln_fwd;
+        hk_ln_bwd_params ln_bwd;
         hk_ln_reduce_params reduce;
         hk_gemm_params gemm;
         hk_attn_fwd_params attn;

@@ -60,7 +60,8 @@ template <int V, typename T> HK_DEV void store_f(const buf<T> &b, uint32_t c, co
     store_vec(b, c, v);
 }
 /* gamma/beta are fp32 or the activation type. */
-template <int V, typename T> HK_DEV void load_param(float (&f)[V], const hk_ln_params &p, const void *ptr, uint32_t c)
+template <int V, typename T, typename P>
+HK_DEV void load_param(float (&f)[V], const P &p, const void *ptr, uint32_t c)
 {
     if (p.param_f32)
         load_f(f, make_buf(static_cast<const float *>(ptr), (uint32_t)p.cols), c);
@@ -77,7 +78,7 @@ template <int V> HK_DEV void apply_keep(float (&v)[V], uint32_t keep, float scal
 }
 
 /* Dropout of elements first .. first + V - 1 by Philox (kept: * dropout_scale); returns their keep bits. */
-template <int V> HK_DEV uint32_t dropout(float (&v)[V], const hk_ln_params &p, uint64_t first)
+template <int V, typename P> HK_DEV uint32_t dropout(float (&v)[V], const P &p, uint64_t first)
 {
     uint64_t group = first >> 2;
     hk_philox_out w = hk_dropout_words(p.seed, p.offset, group);
@@ -98,7 +99,7 @@ template <int V> HK_DEV uint32_t dropout(float (&v)[V], const hk_ln_params &p, u
 }
 
 /* Row r's words of the packed keep mask; empty for an idle row. */
-HK_DEV buf<uint32_t> mask_row(const hk_ln_params &p, int64_t r, bool valid)
+template <typename P> HK_DEV buf<uint32_t> mask_row(const P &p, int64_t r, bool valid)
 {
     const uint32_t words = ((uint32_t)p.cols + 31) / 32;
     return make_buf(p.dropout_mask + (valid ? r * words : 0), valid ? words : 0);
@@ -127,7 +128,7 @@ template <typename T, int V, int WPR, int NV> struct ln_shape {
     HK_DEV static uint32_t col(int k) { return (uint32_t)((k * kThreadsPerRow + row_thread()) * V); }
 };
 
-template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_params &p)
+template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params &p)
 {
     using S = ln_shape<T, V, WPR, NV>;
     HK_LDS(float, scratch, 16);
@@ -197,7 +198,7 @@ template <typename T, int V, int WPR, int NV> HK_DEV void ln_fwd(const hk_ln_par
 
 /* Backward. Given: p.dropout_mask holds the keep mask (the hk_ln_bwd_mask_* kernels), read instead of
  * drawing Philox; a kernel of its own because the loop's SGPRs have no room for both. */
-template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln_bwd(const hk_ln_params &p)
+template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln_bwd(const hk_ln_bwd_params &p)
 {
     using S = ln_shape<T, V, WPR, NV>;
     HK_LDS(float, scratch, 16);
@@ -265,7 +266,7 @@ template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln
     }
     if (slot < p.slots) {
         const buf<float> pg = make_buf(p.dgamma_part + (int64_t)slot * cols, (uint32_t)cols);
-        /* dbeta_part follows dgamma_part (cdna_plan.c): one pointer fewer for the loop above, whose SGPRs are full */
+        /* dbeta_part follows dgamma_part: one pointer fewer for the loop above, whose SGPRs are full */
         const buf<float> pb = make_buf(p.dgamma_part + ((int64_t)p.slots + slot) * cols, (uint32_t)cols);
         HK_UNROLL
         for (int k = 0; k < NV; ++k)
@@ -276,7 +277,7 @@ template <typename T, int V, int WPR, int NV, bool Given = false> HK_DEV void ln
             }
     }
 }
-template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd_mask(const hk_ln_params &p)
+template <typename T, int V, int WPR, int NV> HK_DEV void ln_bwd_mask(const hk_ln_bwd_params &p)
 {
     ln_bwd<T, V, WPR, NV, true>(p);
 }
@@ -300,24 +301,26 @@ HK_KERNEL(hk_ln_bwd_reduce, hk_ln_reduce_params, 256)
         p.dbeta[c] = b;
 }
 
-/* name: hk_ln_{fwd,bwd,bwd_mask}_<type>_<v|s>_w<WPR>n<NV>; the host (backends/hip/cdna_plan.c) picks one. */
-#define HK_LN_KERNEL(dir, tname, T, vname, V, WPR, NV)                                                         \
-    HK_KERNEL(hk_ln_##dir##_##tname##_##vname##_w##WPR##n##NV, hk_ln_params,                                   \
-              (ln_shape<T, V, WPR, NV>::kThreads)) { ln_##dir<T, V, WPR, NV>(p); }
-#define HK_LN_CONFIGS(dir, tname, T, vname, V, A, B, C, D, E, F, G, H)                                          \
-    HK_LN_KERNEL(dir, tname, T, vname, V, A, B)                                                               \
-    HK_LN_KERNEL(dir, tname, T, vname, V, C, D)                                                               \
-    HK_LN_KERNEL(dir, tname, T, vname, V, E, F)                                                               \
-    HK_LN_KERNEL(dir, tname, T, vname, V, G, H)
+/* name: hk_ln_{fwd,bwd,bwd_mask}_<type>_<v|s>_w<WPR>n<NV> taking P; the host (backends/hip/cdna_plan.c) picks one. */
+#define HK_LN_KERNEL(dir, P, tname, T, vname, V, WPR, NV)                                                      \
+    HK_KERNEL(hk_ln_##dir##_##tname##_##vname##_w##WPR##n##NV, P, (ln_shape<T, V, WPR, NV>::kThreads))         \
+    {                                                                                                          \
+        ln_##dir<T, V, WPR, NV>(p);                                                                            \
+    }
+#define HK_LN_CONFIGS(dir, P, tname, T, vname, V, A, B, C, D, E, F, G, H)                                       \
+    HK_LN_KERNEL(dir, P, tname, T, vname, V, A, B)                                                            \
+    HK_LN_KERNEL(dir, P, tname, T, vname, V, C, D)                                                            \
+    HK_LN_KERNEL(dir, P, tname, T, vname, V, E, F)                                                            \
+    HK_LN_KERNEL(dir, P, tname, T, vname, V, G, H)
 /* (WPR, NV) pairs; keep in sync with the tables in cdna_plan.c. The backward holds dgamma/dbeta too: fewer
  * elements per thread. */
 #define HK_LN_TYPE(tname, T, VV)                                                                                \
-    HK_LN_CONFIGS(fwd, tname, T, v, VV, 1, 2, 1, 8, 4, 8, 16, 8)                                               \
-    HK_LN_CONFIGS(fwd, tname, T, s, 1, 1, 2, 1, 8, 4, 8, 16, 8)                                                \
-    HK_LN_CONFIGS(bwd, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                                                \
-    HK_LN_CONFIGS(bwd, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)                                                \
-    HK_LN_CONFIGS(bwd_mask, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                                          \
-    HK_LN_CONFIGS(bwd_mask, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)
+    HK_LN_CONFIGS(fwd, hk_ln_fwd_params, tname, T, v, VV, 1, 2, 1, 8, 4, 8, 16, 8)                             \
+    HK_LN_CONFIGS(fwd, hk_ln_fwd_params, tname, T, s, 1, 1, 2, 1, 8, 4, 8, 16, 8)                              \
+    HK_LN_CONFIGS(bwd, hk_ln_bwd_params, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                              \
+    HK_LN_CONFIGS(bwd, hk_ln_bwd_params, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)                               \
+    HK_LN_CONFIGS(bwd_mask, hk_ln_bwd_params, tname, T, v, VV, 1, 2, 2, 4, 4, 4, 8, 4)                         \
+    HK_LN_CONFIGS(bwd_mask, hk_ln_bwd_params, tname, T, s, 1, 1, 2, 2, 4, 4, 4, 8, 4)
 
 HK_LN_TYPE(bf16, hk::bf16, 8)
 HK_LN_TYPE(f16, hk::f16, 8)

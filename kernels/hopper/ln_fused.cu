@@ -107,7 +107,7 @@ template <typename T, int NV> struct fwd_row {
 };
 
 template <typename T, int NV>
-HK_DEV void fwd_load(const hk_ln_params &p, int64_t row, const int64_t (&col)[NV], fwd_row<T, NV> &d)
+HK_DEV void fwd_load(const hk_ln_fwd_params &p, int64_t row, const int64_t (&col)[NV], fwd_row<T, NV> &d)
 {
     constexpr int V = 16 / sizeof(T);
     if (row >= p.rows)
@@ -126,7 +126,7 @@ HK_DEV void fwd_load(const hk_ln_params &p, int64_t row, const int64_t (&col)[NV
 }
 
 template <typename T, int TPR, int NV>
-HK_DEV void fwd_row_out(const hk_ln_params &p, int64_t row, const int64_t (&col)[NV], const fwd_row<T, NV> &d,
+HK_DEV void fwd_row_out(const hk_ln_fwd_params &p, int64_t row, const int64_t (&col)[NV], const fwd_row<T, NV> &d,
                         float *scratch)
 {
     constexpr int V = 16 / sizeof(T);
@@ -222,7 +222,7 @@ HK_DEV void fwd_row_out(const hk_ln_params &p, int64_t row, const int64_t (&col)
 
 // Segments of TPR threads take rows, a block per group of rows. (Persistent blocks that load the next row
 // before normalising the current one ran 15-45% slower on the H200)
-template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_params &p)
+template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_fwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
@@ -240,7 +240,7 @@ template <typename T, int TPR, int NV> HK_DEV void ln_fwd(const hk_ln_params &p)
 // ---------------------------------------------------------------- forward, any shape
 
 // z of element (row, c); *keep: whether dropout kept it.
-template <typename T> HK_DEV float fwd_z(const hk_ln_params &p, int64_t row, int64_t c, bool *keep = nullptr)
+template <typename T> HK_DEV float fwd_z(const hk_ln_fwd_params &p, int64_t row, int64_t c, bool *keep = nullptr)
 {
     float v = to_float(static_cast<const T *>(p.x)[row * p.x_stride + c]);
     const bool kept = !p.dropout || hk_dropout_keep(p.seed, p.offset, (uint64_t)(row * p.cols + c), p.dropout_threshold);
@@ -255,7 +255,7 @@ template <typename T> HK_DEV float fwd_z(const hk_ln_params &p, int64_t row, int
 
 // One block per row (grid-strided); z is recomputed in each of three passes rather than stored, and every
 // output element is written by the thread that last reads its inputs, so outputs may alias inputs.
-template <typename T> HK_DEV void ln_fwd_any(const hk_ln_params &p)
+template <typename T> HK_DEV void ln_fwd_any(const hk_ln_fwd_params &p)
 {
     __shared__ float scratch[kWarpLanes];
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
@@ -311,7 +311,7 @@ template <bool Extra, bool Mask> struct bwd_inputs {
 };
 
 // Runs body(bwd_inputs<...>{}) with the flags of p.
-template <typename F> HK_DEV void with_bwd_inputs(const hk_ln_params &p, F &&body)
+template <typename F> HK_DEV void with_bwd_inputs(const hk_ln_bwd_params &p, F &&body)
 {
     if (p.dz_extra) {
         if (p.dropout_mask)
@@ -334,7 +334,7 @@ template <typename T, int NV> struct bwd_row {
 };
 
 template <typename T, int NV, typename In>
-HK_DEV void bwd_load(const hk_ln_params &p, int64_t row, const int64_t (&col)[NV], bwd_row<T, NV> &d)
+HK_DEV void bwd_load(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], bwd_row<T, NV> &d)
 {
     constexpr int V = 16 / sizeof(T);
     if (row >= p.rows)
@@ -365,7 +365,7 @@ HK_DEV void bwd_load(const hk_ln_params &p, int64_t row, const int64_t (&col)[NV
 
 // One partial dgamma/dbeta row per block. Segments of a block add theirs in segment order through shared memory.
 template <typename T, int TPR, int NV>
-HK_DEV void bwd_parts(const hk_ln_params &p, const int64_t (&col)[NV], const float (&dg)[NV][16 / sizeof(T)],
+HK_DEV void bwd_parts(const hk_ln_bwd_params &p, const int64_t (&col)[NV], const float (&dg)[NV][16 / sizeof(T)],
                       const float (&db)[NV][16 / sizeof(T)])
 {
     constexpr int V = 16 / sizeof(T);
@@ -422,7 +422,7 @@ HK_DEV void bwd_parts(const hk_ln_params &p, const int64_t (&col)[NV], const flo
 // values would fill a thread's register budget (the staged form re-reads them from shared memory).
 template <typename T, int TPR, int NV, typename In, bool Recompute = false, typename DY, typename Z, typename EX,
           typename M>
-HK_DEV void bwd_segment(const hk_ln_params &p, int64_t row, const int64_t (&col)[NV], float mean, float rstd_row,
+HK_DEV void bwd_segment(const hk_ln_bwd_params &p, int64_t row, const int64_t (&col)[NV], float mean, float rstd_row,
                         DY dy, Z z, EX ex, M mask_word, float (&dg)[NV][16 / sizeof(T)],
                         float (&db)[NV][16 / sizeof(T)], float *scratch, int &half)
 {
@@ -504,7 +504,7 @@ HK_DEV void bwd_segment(const hk_ln_params &p, int64_t row, const int64_t (&col)
 
 // Prefetch form: the next group's row waits in registers. Best where a thread holds few vectors of a row
 // (narrow rows, 3 blocks per SM).
-template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_prefetch(const hk_ln_params &p)
+template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_prefetch(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
@@ -546,7 +546,7 @@ template <typename T, int TPR, int NV, typename In> HK_DEV void ln_bwd_prefetch(
 // Staged form: each thread copies its own vectors of the rows ahead into dynamic shared memory with cp.async
 // (p.stages - 1 rows in flight, no registers held for them, no barrier: a thread reads back only what it
 // copied). Best for wide rows, whose register-held next row would cost occupancy.
-template <typename T, int TPR, int NV, int MINB, typename In> HK_DEV void ln_bwd_staged(const hk_ln_params &p)
+template <typename T, int TPR, int NV, int MINB, typename In> HK_DEV void ln_bwd_staged(const hk_ln_bwd_params &p)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int kBlock = TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK;
@@ -613,7 +613,7 @@ template <typename T, int TPR, int NV, int MINB, typename In> HK_DEV void ln_bwd
 
 // A block per row (persistent): pass 1 reduces, pass 2 writes; the block's partial dgamma/dbeta row lives in
 // the workspace, each column owned by one thread for the whole kernel.
-template <typename T> HK_DEV void ln_bwd_any(const hk_ln_params &p)
+template <typename T> HK_DEV void ln_bwd_any(const hk_ln_bwd_params &p)
 {
     __shared__ float scratch[kWarpLanes];
     float *pg = p.dgamma_part ? p.dgamma_part + (int64_t)blockIdx.x * p.cols : nullptr;
@@ -669,7 +669,7 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_params &p)
 #define HK_LN_BLOCK(TPR) (TPR > HK_LN_MIN_BLOCK ? TPR : HK_LN_MIN_BLOCK)
 #define HK_LN_FWD(T, NAME, TPR, NV)                                                                            \
     extern "C" __global__ void __launch_bounds__(HK_LN_BLOCK(TPR), HK_LN_FWD_THREADS_PER_SM / HK_LN_BLOCK(TPR)) \
-        hk_ln_fwd_##NAME##_t##TPR##_n##NV(const hk_ln_params p)                                            \
+        hk_ln_fwd_##NAME##_t##TPR##_n##NV(const hk_ln_fwd_params p)                                            \
     {                                                                                                          \
         ln_fwd<T, TPR, NV>(p);                                                                                 \
     }
@@ -677,7 +677,7 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_params &p)
 // compiler that occupancy (a register cap), which HK_KERNEL cannot say. STAGES 0: the prefetch form, else staged.
 #define HK_LN_BWD(T, NAME, TPR, NV, MINB, STAGES)                                                              \
     extern "C" __global__ void __launch_bounds__(HK_LN_BLOCK(TPR), MINB)                                      \
-        hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_params p)                                            \
+        hk_ln_bwd_##NAME##_t##TPR##_n##NV(const hk_ln_bwd_params p)                                            \
     {                                                                                                          \
         static_assert(STAGES <= HK_LN_BWD_MAX_STAGES, "copy_async_wait waits on at most 3 newer groups");      \
         with_bwd_inputs(p, [&](auto in) {                                                                      \
@@ -688,8 +688,8 @@ template <typename T> HK_DEV void ln_bwd_any(const hk_ln_params &p)
         });                                                                                                    \
     }
 #define HK_LN_ANY(T, NAME)                                                                                     \
-    HK_KERNEL(hk_ln_fwd_##NAME##_any, hk_ln_params, HK_LN_ANY_BLOCK) { ln_fwd_any<T>(p); }                 \
-    HK_KERNEL(hk_ln_bwd_##NAME##_any, hk_ln_params, HK_LN_ANY_BLOCK) { ln_bwd_any<T>(p); }
+    HK_KERNEL(hk_ln_fwd_##NAME##_any, hk_ln_fwd_params, HK_LN_ANY_BLOCK) { ln_fwd_any<T>(p); }                 \
+    HK_KERNEL(hk_ln_bwd_##NAME##_any, hk_ln_bwd_params, HK_LN_ANY_BLOCK) { ln_bwd_any<T>(p); }
 
 #define HK_FWD_BF16(TPR, NV) HK_LN_FWD(bf16, bf16, TPR, NV)
 #define HK_FWD_F16(TPR, NV) HK_LN_FWD(f16, f16, TPR, NV)
