@@ -224,10 +224,10 @@ template <class T, int D, int DV> struct attn_tile {
                                                const hk_attn_fwd_params &p)
     {
         extern __shared__ uint8_t smem_raw[];
-        /* One linear grid, the query tiles of one (sequence, head) adjacent and the heads of one KV group next to
-         * each other, so that the CTAs running at once share few K and V blocks and read them from L2; within a
-         * head the last tile, the heaviest under a causal mask, starts first. */
-        const int rest = (int)blockIdx.x / p.m_blocks, m_block = p.m_blocks - 1 - (int)blockIdx.x % p.m_blocks;
+        /* One linear grid, query tiles outermost and heaviest first: with a causal mask the last tiles of every
+         * (sequence, head) see the most keys, and they all start before any lighter one. */
+        const int heads_batches = p.heads_q * p.batch, rest = (int)blockIdx.x % heads_batches;
+        const int m_block = p.m_blocks - 1 - (int)blockIdx.x / heads_batches;
         const attn_seq sq(p, rest / p.heads_q, rest % p.heads_q);
         const int m0 = m_block * BM;
         if (m0 >= sq.len_q)
