@@ -71,119 +71,79 @@ template <class T, int D, int DV> struct attn_tile {
         }
     }
 
-    /* S = Q K^T of this warpgroup's 64 rows and the key block in ring slot `slot`: D / 64 committed wgmma groups. */
-    static __device__ __forceinline__ void issue_scores(accum_64xN<BN> &s, const layout &sm, int slot, int wg)
-    {
-#pragma unroll
-        for (int c = 0; c < D / 64; ++c)
-            wgmma_kblock<T, false, false, 128>(s, sm.q + c * BM * 128 + wg * 64 * 128, sm.k(slot) + c * BN * 128,
-                                               c == 0);
-    }
-
-    /* The online softmax of key block n0..n0 + BN on the fragment s, in place: the score map, the masks of an edge
-     * block, the new row maxima m, P = 2^(s e - max e) (bias = max e), the sums l rescaled and extended, and in corr
-     * the factor that rescales O, accumulated against the old maxima, to the new ones. */
-    static __device__ __forceinline__ void softmax(accum_64xN<BN> &s, const hk_attn_fwd_params &p,
-                                                   const attn_seq &sq, int n0, int m0, int row0, int last,
-                                                   float (&m)[2], float (&l)[2], float (&bias)[2], float (&corr)[2])
-    {
-        if (p.softcap > 0.f || p.score_scale != 1.f)
-#pragma unroll
-            for (int r = 0; r < accum_64xN<BN>::regs; ++r)
-                s.v[r] = attn_score(p, s.v[r]);
-        const bool edge = n0 + BN > sq.len_k || (p.has_right && n0 + BN - 1 > sq.key_hi(p, m0) - 1) ||
-                          (p.has_left && n0 < sq.key_lo(p, last));
-        if (edge) {
-            int lo[2], hi[2];
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int i = row0 + frag_row<BN>(2 * h);
-                lo[h] = sq.key_lo(p, i) - n0;
-                hi[h] = sq.key_hi(p, i) - n0;
-            }
-#pragma unroll
-            for (int r = 0; r < accum_64xN<BN>::regs; ++r) {
-                const int c = frag_col<BN>(r), h = row_half(r);
-                if (c < lo[h] || c >= hi[h])
-                    s.v[r] = -INFINITY;
-            }
-        }
-        float mn[2] = {m[0], m[1]};
-        row_max(s, mn);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const float b = mn[h] == -INFINITY ? 0.f : mn[h] * p.exp2_scale;
-            corr[h] = hk::exp2_fast(m[h] * p.exp2_scale - b);
-            bias[h] = b;
-            m[h] = mn[h];
-            l[h] *= corr[h];
-        }
-        row_exp2(s, p.exp2_scale, bias);
-        row_sum_partial(s, l);
-    }
-
-    /* A consumer warpgroup: rows [m0 + 64 wg, + 64) of the tile. Walking the key blocks, it issues S_n = Q K_n^T
-     * and then O += P V of the block before, and runs block n's softmax while that product still runs; the two
-     * warpgroups take turns at issuing, so one's products also run under the other's softmax. */
+    /* A consumer warpgroup: rows [m0 + 64 wg, + 64) of the tile. */
     static __device__ __forceinline__ void consume(const layout &sm, const hk_attn_fwd_params &p, const attn_seq &sq,
                                                    int m0, int wg, int n_lo, int n_hi)
     {
-        using turns = mma_turns<1>;
         accum_64xN<DV> o;
         o.zero();
-        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, bias[2] = {0.f, 0.f}, corr[2];
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, bias[2] = {0.f, 0.f};
         const int row0 = m0 + 64 * wg;
         /* The tile's last real row bounds the left edge, its first the right one. */
         const int last = min(m0 + BM, sq.len_q) - 1;
         const bool is_lane0 = hk::lane() == 0;
-        if (n_hi > n_lo) {
-            accum_64xN<BN> s;
-            uint32_t a[BN / 4];
-            ring_pos<S> kpos, vpos;
+        if (n_hi > n_lo)
             sm.q_full->wait(0);
-            turns::start(wg);
-            turns::wait(wg);
-            sm.kr->consume(kpos);
-            issue_scores(s, sm, kpos.index, wg);
-            turns::pass(wg);
+        ring_pos<S> pos;
+        for (int n = n_hi - 1; n >= n_lo; --n, pos.advance()) {
+            const int n0 = n * BN;
+            accum_64xN<BN> s;
+            sm.kr->consume(pos);
+#pragma unroll
+            for (int c = 0; c < D / 64; ++c)
+                wgmma_kblock<T, false, false, 128>(s, sm.q + c * BM * 128 + wg * 64 * 128,
+                                                   sm.k(pos.index) + c * BN * 128, c == 0);
             wgmma_wait<0>();
             reg_fence(s.v);
             if (is_lane0)
-                sm.kr->release(kpos);
-            kpos.advance();
-            softmax(s, p, sq, (n_hi - 1) * BN, m0, row0, last, m, l, bias, corr);
-            as_a_fragment<T>(s, a);
-            for (int n = n_hi - 2; n >= n_lo; --n) {
-                turns::wait(wg);
-                sm.kr->consume(kpos);
-                issue_scores(s, sm, kpos.index, wg);
-                sm.vr->consume(vpos);
-                wgmma_rs_block<T, BN>(o, a, sm.v(vpos.index), BN * 128);
-                turns::pass(wg);
-                wgmma_wait<1>(); /* S_n; P V still runs under the softmax */
-                reg_fence(s.v);
-                if (is_lane0)
-                    sm.kr->release(kpos);
-                kpos.advance();
-                softmax(s, p, sq, n * BN, m0, row0, last, m, l, bias, corr);
-                wgmma_wait<0>();
-                reg_fence(o.v);
-                reg_fence(a);
-                if (is_lane0)
-                    sm.vr->release(vpos);
-                vpos.advance();
-                row_scale(o, corr);
-                as_a_fragment<T>(s, a);
+                sm.kr->release(pos);
+
+            if (p.softcap > 0.f || p.score_scale != 1.f)
+#pragma unroll
+                for (int r = 0; r < accum_64xN<BN>::regs; ++r)
+                    s.v[r] = attn_score(p, s.v[r]);
+            const bool edge = n0 + BN > sq.len_k || (p.has_right && n0 + BN - 1 > sq.key_hi(p, m0) - 1) ||
+                              (p.has_left && n0 < sq.key_lo(p, last));
+            if (edge) {
+                int lo[2], hi[2];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int i = row0 + frag_row<BN>(2 * h);
+                    lo[h] = sq.key_lo(p, i) - n0;
+                    hi[h] = sq.key_hi(p, i) - n0;
+                }
+#pragma unroll
+                for (int r = 0; r < accum_64xN<BN>::regs; ++r) {
+                    const int c = frag_col<BN>(r), h = row_half(r);
+                    if (c < lo[h] || c >= hi[h])
+                        s.v[r] = -INFINITY;
+                }
             }
-            turns::wait(wg);
-            sm.vr->consume(vpos);
-            wgmma_rs_block<T, BN>(o, a, sm.v(vpos.index), BN * 128);
-            turns::pass(wg, true);
+
+            /* Online softmax: the new row maximum, the old sums and O rescaled to it, P = 2^(s e - max e). */
+            float mn[2] = {m[0], m[1]}, corr[2];
+            row_max(s, mn);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float b = mn[h] == -INFINITY ? 0.f : mn[h] * p.exp2_scale;
+                corr[h] = hk::exp2_fast(m[h] * p.exp2_scale - b);
+                bias[h] = b;
+                m[h] = mn[h];
+                l[h] *= corr[h];
+            }
+            row_exp2(s, p.exp2_scale, bias);
+            row_sum_partial(s, l);
+            row_scale(o, corr);
+            uint32_t a[BN / 4];
+            as_a_fragment<T>(s, a);
+
+            sm.vr->consume(pos);
+            wgmma_rs_block<T, BN>(o, a, sm.v(pos.index), BN * 128);
             wgmma_wait<0>();
             reg_fence(o.v);
             reg_fence(a);
             if (is_lane0)
-                sm.vr->release(vpos);
+                sm.vr->release(pos);
         }
         epilogue(o, l, bias, p, sq, row0);
     }

@@ -143,12 +143,6 @@ __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-/* Count this thread's arrival at hardware barrier `id` without waiting (the other `threads` minus these sync). */
-__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads)
-{
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 /* A counter shared by the CTAs of one grid (device scope): returns its value before adding. Release: publishes every
  * write this CTA ordered before it (its threads' writes, through a barrier they all passed, then this thread's);
  * acquire: the writes published by the adds before this one become visible to this thread, and through a barrier

@@ -53,24 +53,6 @@ template <int Stages> struct ring {
 /* Roles of a warp-specialised CTA: warpgroup 0 produces with `ProducerRegs` registers per thread, the others
  * consume with `ConsumerRegs` (the CTA's register file is fixed at launch: the producer's drop pays for the
  * consumers' rise). Needs __launch_bounds__(threads, 1). */
-/* Two consumer warpgroups that take turns issuing their tensor-core work, so that one's products run under the
- * other's non-MMA work (the ping-pong): warpgroup w waits on named barrier First + w, issues, then opens the other's
- * barrier. Warpgroup 1 opens warpgroup 0's first turn (`start`) and leaves its own last turn unanswered (`pass` with
- * last): both take the same number of turns, so every barrier phase started is completed. */
-template <uint32_t First> struct mma_turns {
-    static __device__ __forceinline__ void start(int wg)
-    {
-        if (wg == 1)
-            named_barrier_arrive(First, 256);
-    }
-    static __device__ __forceinline__ void wait(int wg) { named_barrier_sync(First + wg, 256); }
-    static __device__ __forceinline__ void pass(int wg, bool last = false)
-    {
-        if (!(last && wg == 1))
-            named_barrier_arrive(First + (wg ^ 1), 256);
-    }
-};
-
 template <uint32_t ProducerRegs, uint32_t ConsumerRegs> __device__ __forceinline__ bool take_role(int warpgroup)
 {
     if (warpgroup == 0) {
