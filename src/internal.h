@@ -111,6 +111,7 @@ typedef struct hk_tuning {
     int ln_stages;       /* HK_CUDA_TUNE_LN_STAGES: rows staged by the LayerNorm backward's staged form */
     bool plain_launch;   /* HK_CUDA_PDL=0: launch_dependent kernels launched plainly */
     bool attn_bwd_rows;  /* HK_CUDA_TUNE_ATTN_BWD=rows: the attention backward's row kernels for every call */
+    bool unverified;     /* HK_CUDA_UNVERIFIED=1: offer the sm_90a kernels not yet run on a GPU (hk_cuda_unverified) */
 } hk_tuning;
 HK_INTERNAL void hk_cuda_read_tuning(hk_tuning *tune);
 

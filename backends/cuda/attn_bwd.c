@@ -84,8 +84,10 @@ static size_t hk_cuda_attn_bwd_workspace(const hk_context *ctx, const void *args
 
 static hk_status hk_cuda_attn_bwd_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
-    (void)ctx;
     const hk_attn_bwd_args *a = args;
+    const hk_status st = hk_cuda_unverified(ctx, "cuda.attn_bwd", why, why_size);
+    if (st != HK_OK)
+        return st;
     const int64_t longest = a->seqlen_q > a->seqlen_k ? a->seqlen_q : a->seqlen_k;
     return hk_cuda_attn_supports(a->dtype, a->head_dim, a->head_dim_v, a->seqlen_q, a->seqlen_k, longest, a->heads_q,
                                  a->batch, HK_ATTN_BWD_ROWS_WARPS, why, why_size);

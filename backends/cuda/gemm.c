@@ -74,13 +74,16 @@ static hk_status hk_cuda_gemm_covers(const hk_gemm_args *a, char *why, size_t wh
 
 static hk_status hk_cuda_gemm_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
-    (void)ctx;
     const hk_gemm_args *a = args;
     hk_status st = hk_cuda_gemm_covers(a, why, why_size);
     if (st != HK_OK)
         return st;
+    if (a->a_type == HK_DTYPE_F16 && (st = hk_cuda_unverified(ctx, "f16 operands", why, why_size)) != HK_OK)
+        return st;
     hk_gemm_packing pk;
     const size_t need = hk_gemm_pack_plan(a, &pk);
+    if (need && (st = hk_cuda_unverified(ctx, "operands copied to aligned rows", why, why_size)) != HK_OK)
+        return st;
     if (need > a->workspace_size) {
         const size_t es = hk_dtype_size(a->a_type);
         hk_format(why, why_size, "gemm on sm_90a needs a and b 16-byte aligned with lda, ldb multiples of %d elements "
@@ -115,7 +118,8 @@ size_t hk_cuda_gemm_packed_workspace(const hk_context *ctx, const hk_gemm_args *
 {
     char why[8];
     hk_gemm_packing pk;
-    const bool packs = hk_cuda_gemm_covers(a, why, sizeof why) == HK_OK && hk_gemm_pack_plan(a, &pk) > 0;
+    const bool packs = hk_cuda_gemm_covers(a, why, sizeof why) == HK_OK &&
+                       hk_cuda_unverified(ctx, "", why, sizeof why) == HK_OK && hk_gemm_pack_plan(a, &pk) > 0;
     return packs ? hk_cuda_gemm_workspace(ctx, a) : 0;
 }
 

@@ -73,8 +73,10 @@ static int64_t hk_gemm_any_tiles(const hk_gemm_args *a)
 
 static hk_status hk_cuda_gemm_any_supports(const hk_context *ctx, const void *args, char *why, size_t why_size)
 {
-    (void)ctx;
     const hk_gemm_args *a = args;
+    const hk_status st = hk_cuda_unverified(ctx, "cuda.gemm.any", why, why_size);
+    if (st != HK_OK)
+        return st;
     if (hk_gemm_any_in(a->a_type) < 0 || hk_gemm_any_out(a->d_type) < 0) {
         hk_format(why, why_size, "%s -> %s; covered: bf16, f16, f32, e4m3, e4m3fnuz -> bf16, f32 (and f16 from 16-bit "
                   "and f32 operands)", hk_dtype_name(a->a_type), hk_dtype_name(a->d_type));

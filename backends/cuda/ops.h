@@ -4,6 +4,11 @@
 
 #include "internal.h"
 
+/* HK_OK where the context offers the sm_90a kernels that are built and checked on the host but have not yet run on a
+ * GPU (HK_CUDA_UNVERIFIED=1, read with the tuning); else HK_ERR_UNSUPPORTED with `why` naming `what`: until a GPU
+ * has run them, a refusal is safer than an unchecked answer. */
+HK_INTERNAL hk_status hk_cuda_unverified(const hk_context *ctx, const char *what, char *why, size_t why_size);
+
 extern HK_INTERNAL const hk_variant hk_cuda_rotary;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused;
 extern HK_INTERNAL const hk_variant hk_cuda_ln_fused_bwd;

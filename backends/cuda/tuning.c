@@ -1,6 +1,6 @@
 /* The CUDA backend's tuning overrides (hk_tuning, docs/perf/tuning.md), read once per context at its creation: a
  * value that does not parse is ignored, so a context never fails to open over one. */
-#include "internal.h"
+#include "ops.h"
 
 #include "gemm_plan.h"
 #include "hopper/ln_fused.h"
@@ -33,4 +33,16 @@ void hk_cuda_read_tuning(hk_tuning *tune)
     /* HK_CUDA_PDL = 0 */
     const char *pdl = getenv("HK_CUDA_PDL");
     tune->plain_launch = pdl && strcmp(pdl, "0") == 0;
+    /* HK_CUDA_UNVERIFIED = 1 */
+    const char *unverified = getenv("HK_CUDA_UNVERIFIED");
+    tune->unverified = unverified && strcmp(unverified, "1") == 0;
+}
+
+hk_status hk_cuda_unverified(const hk_context *ctx, const char *what, char *why, size_t why_size)
+{
+    if (ctx->tuning.unverified)
+        return HK_OK;
+    hk_format(why, why_size, "%s: built for sm_90a and checked on the host, but not yet run on a GPU, so off "
+                             "(HK_CUDA_UNVERIFIED=1 turns it on for verification: docs/perf/tuning.md)", what);
+    return HK_ERR_UNSUPPORTED;
 }
