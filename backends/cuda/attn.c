@@ -26,43 +26,6 @@ hk_status hk_cuda_attn_supports(hk_dtype dtype, int64_t head_dim, int64_t head_d
     return HK_OK;
 }
 
-hk_attn_fwd_params hk_cuda_attn_params(const hk_attn_fwd_args *a)
-{
-    /* Window sides past every sequence's length change nothing; clamping keeps the kernels' sums in range. */
-    const int64_t reach = a->seqlen_q + a->seqlen_k + 1;
-    const bool has_left = a->window && a->window_left >= 0;
-    const bool has_right = a->causal || (a->window && a->window_right >= 0);
-    const float scale = a->softmax_scale, log2e = 1.4426950408889634f;
-    return (hk_attn_fwd_params){
-        .q = a->q,
-        .k = a->k,
-        .v = a->v,
-        .o = a->o,
-        .lse = a->lse,
-        .cu_seqlens_q = a->cu_seqlens_q,
-        .cu_seqlens_k = a->cu_seqlens_k,
-        .q_stride = {a->q_stride[0], a->q_stride[1], a->q_stride[2]},
-        .k_stride = {a->k_stride[0], a->k_stride[1], a->k_stride[2]},
-        .v_stride = {a->v_stride[0], a->v_stride[1], a->v_stride[2]},
-        .o_stride = {a->o_stride[0], a->o_stride[1], a->o_stride[2]},
-        .batch = (int32_t)a->batch,
-        .seqlen_q = (int32_t)a->seqlen_q,
-        .seqlen_k = (int32_t)a->seqlen_k,
-        .heads_q = (int32_t)a->heads_q,
-        .heads_kv = (int32_t)a->heads_kv,
-        .group = (int32_t)(a->heads_q / a->heads_kv),
-        .head_dim = (int32_t)a->head_dim,
-        .head_dim_v = (int32_t)a->head_dim_v,
-        .has_left = has_left,
-        .has_right = has_right,
-        .left = has_left ? (a->window_left < reach ? a->window_left : reach) : 0,
-        .right = a->causal ? 0 : has_right ? (a->window_right < reach ? a->window_right : reach) : 0,
-        .score_scale = a->softcap > 0 ? scale / a->softcap : scale > 0 ? 1.0f : scale,
-        .softcap = a->softcap > 0 ? a->softcap : 0.0f,
-        .exp2_scale = a->softcap > 0 || scale < 0 ? log2e : scale * log2e,
-    };
-}
-
 hk_status hk_cuda_attn_tokens(hk_context *ctx, const hk_attn_fwd_args *a, int64_t *tokens_q, int64_t *tokens_k)
 {
     *tokens_q = a->seqlen_q;

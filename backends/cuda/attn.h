@@ -15,9 +15,6 @@ HK_INTERNAL hk_status hk_cuda_attn_supports(hk_dtype dtype, int64_t head_dim, in
                                             int64_t seqlen_k, int64_t grid_rows, int64_t heads_q, int64_t batch,
                                             int64_t rows_per_block, char *why, size_t why_size);
 
-/* The kernels' parameters of a validated forward call (m_blocks left 0). */
-HK_INTERNAL hk_attn_fwd_params hk_cuda_attn_params(const hk_attn_fwd_args *a);
-
 /* Tokens of Q and K: seqlen_q / seqlen_k, or when varlen the last offsets, copied from the device (the varlen check
  * has already bound the device and waited for the stream). */
 HK_INTERNAL hk_status hk_cuda_attn_tokens(hk_context *ctx, const hk_attn_fwd_args *a, int64_t *tokens_q,

@@ -158,7 +158,6 @@ static hk_status hk_cuda_attn_bwd_run(hk_context *ctx, const void *args)
                        hk_attn_pairs(a->dk, a->dk_stride, varlen) && hk_attn_pairs(a->dv, a->dv_stride, varlen);
     uint8_t *ws = a->workspace; /* NULL only when the plan needs no bytes: no rows */
     hk_attn_bwd_params p = {
-        .f = hk_cuda_attn_params(&fa),
         .d_o = a->d_o,
         .dq = a->dq,
         .dk = a->dk,
@@ -172,6 +171,7 @@ static hk_status hk_cuda_attn_bwd_run(hk_context *ctx, const void *args)
         .ds_scale = a->softmax_scale,
         .n_blocks = (int32_t)((a->seqlen_k + HK_ATTN_BWD_BN - 1) / HK_ATTN_BWD_BN),
     };
+    hk_attn_fwd_resolve(&fa, &p.f);
     p.f.m_blocks = (int32_t)((a->seqlen_q + HK_ATTN_BWD_BM - 1) / HK_ATTN_BWD_BM);
     for (int i = 0; i < 3; ++i) {
         p.do_stride[i] = a->do_stride[i];

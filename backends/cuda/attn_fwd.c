@@ -46,7 +46,8 @@ static hk_status hk_cuda_attn_fwd_run(hk_context *ctx, const void *args)
         return HK_OK;
     const bool varlen = a->cu_seqlens_q != NULL;
     const int64_t dv = a->head_dim_v;
-    hk_attn_fwd_params p = hk_cuda_attn_params(a);
+    hk_attn_fwd_params p;
+    hk_attn_fwd_resolve(a, &p);
     const int type = a->dtype == HK_DTYPE_BF16 ? 0 : 1;
 
     /* Varlen views end at the last sequence's end, which only the device knows: TMA must not read past it. */
