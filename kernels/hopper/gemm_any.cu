@@ -44,28 +44,28 @@ template <> struct any_in<__nv_bfloat16> {
     using mma_t = __nv_bfloat16;
     static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
     {
-        return __ldg(static_cast<const uint16_t *>(x) + i);
+        return load_readonly(static_cast<const uint16_t *>(x) + i);
     }
 };
 template <> struct any_in<__half> {
     using mma_t = __half;
     static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
     {
-        return __ldg(static_cast<const uint16_t *>(x) + i);
+        return load_readonly(static_cast<const uint16_t *>(x) + i);
     }
 };
 template <> struct any_in<e4m3_byte> {
     using mma_t = __half;
     static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
     {
-        return __half_as_ushort(__float2half_rn(fp8_value<7, false>(__ldg(static_cast<const uint8_t *>(x) + i))));
+        return __half_as_ushort(__float2half_rn(fp8_value<7, false>(load_readonly(static_cast<const uint8_t *>(x) + i))));
     }
 };
 template <> struct any_in<e4m3fnuz_byte> {
     using mma_t = __half;
     static __device__ __forceinline__ uint32_t bits(const void *x, int64_t i)
     {
-        return __half_as_ushort(__float2half_rn(fp8_value<8, true>(__ldg(static_cast<const uint8_t *>(x) + i))));
+        return __half_as_ushort(__float2half_rn(fp8_value<8, true>(load_readonly(static_cast<const uint8_t *>(x) + i))));
     }
 };
 
@@ -244,7 +244,7 @@ __device__ __forceinline__ void gemm_any_simt(const gemm_params &p, const void *
             int r, kk;
             place(kmajor, i, r, kk);
             const int row = r0 + r, kg = k0 + kk;
-            v[i] = row < rows && kg < p.k ? __ldg(x + any_at(kmajor, ld, row, kg)) : 0.f;
+            v[i] = row < rows && kg < p.k ? load_readonly(x + any_at(kmajor, ld, row, kg)) : 0.f;
         }
     };
     auto stage = [&](float *s, bool kmajor, const float (&v)[per_thread]) {
@@ -310,7 +310,7 @@ __device__ __forceinline__ void gemm_repack(const void *src, int64_t ld_src, voi
         const int64_t r = v / vecs, c0 = (v - r * vecs) * per;
         elem e[per];
 #pragma unroll
-        for (int i = 0; i < per; ++i) e[i] = c0 + i < cols ? __ldg(s + r * ld_src + c0 + i) : elem(0);
+        for (int i = 0; i < per; ++i) e[i] = c0 + i < cols ? load_readonly(s + r * ld_src + c0 + i) : elem(0);
         uint4 w;
         memcpy(&w, e, 16);
         *reinterpret_cast<uint4 *>(static_cast<elem *>(dst) + r * ld_dst + c0) = w;

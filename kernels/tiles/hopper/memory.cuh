@@ -23,6 +23,9 @@ template <> struct raw_of<2> { using type = unsigned short; };
 template <typename T, int N> using raw_t = typename raw_of<(int)sizeof(T) * N>::type;
 } // namespace detail
 
+/* One element through the read-only data path (data no thread of the kernel writes, read by many threads). */
+template <typename T> HK_DEV T load_readonly(const T *p) { return __ldg(p); }
+
 /* p aligned to sizeof(T) * N. */
 template <int N, typename T> HK_DEV vec<T, N> load_vec(const T *p, cache_stream)
 {
